@@ -1,0 +1,113 @@
+# sgc: build the compiler (build/bin/sgc, build/bin/sgc-opt) and the runtime
+# (build/lib/libsgrt.a). `make check` runs the lit suite, `make demo` the
+# shipped stable-softmax example. On a fresh machine the first `make` installs
+# flex, bison and LLVM 19 (see tools/configure.sh).
+
+LLVM_CONFIG ?= llvm-config-19
+CC ?= cc
+PREFIX ?= /usr/local
+B := build
+.DEFAULT_GOAL := all
+
+WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
+OPT ?= -O2 -g
+SAN ?=
+CFLAGS_ALL = $(WARN) $(OPT) $(SAN) -D_POSIX_C_SOURCE=200809L
+# The runtime's kernels are built for speed; target_clones picks AVX2/AVX-512
+# versions at load time, so the library stays portable.
+RT_OPT ?= -O3 -g
+
+-include $(B)/config.mk
+$(B)/config.mk: tools/configure.sh
+	@mkdir -p $(B)
+	LLVM_CONFIG=$(LLVM_CONFIG) sh tools/configure.sh $@
+
+# ---- sources: one stage per folder ----
+FRONT_SRC := $(filter-out frontend/parser.c frontend/lexer.c,$(wildcard frontend/*.c))
+IR_SRC := $(wildcard ir/*.c)
+PASS_SRC := $(wildcard passes/*.c)
+CG_SRC := $(wildcard codegen/*.c)
+RT_SRC := $(wildcard runtime/*.c)
+DRV_COMMON := driver/pipeline.c
+
+GEN := $(B)/gen
+GEN_SRC := $(GEN)/parser.c $(GEN)/lexer.c
+LIB_SRC := $(FRONT_SRC) $(IR_SRC) $(PASS_SRC) $(CG_SRC) $(DRV_COMMON)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN)/parser.o $(GEN)/lexer.o
+RT_OBJ := $(RT_SRC:%.c=$(B)/obj/%.o)
+
+SGC := $(B)/bin/sgc
+SGC_OPT := $(B)/bin/sgc-opt
+LIBSGRT := $(B)/lib/libsgrt.a
+
+all: $(SGC) $(SGC_OPT) $(LIBSGRT) $(B)/include/sg_runtime.h
+
+$(B)/obj/%.o: %.c $(B)/config.mk $(GEN)/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+
+$(B)/obj/runtime/%.o: runtime/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(RT_OPT) $(SAN) -fPIC -D_POSIX_C_SOURCE=200809L -MMD -MP -c $< -o $@
+
+# Generated parser and lexer: warnings that the generated code trips over
+# are relaxed for those two files only.
+$(GEN)/parser.c $(GEN)/parser.h: frontend/parser.y
+	@mkdir -p $(GEN)
+	bison -Wall -Werror --defines=$(GEN)/parser.h -o $(GEN)/parser.c $<
+$(GEN)/lexer.c $(GEN)/lexer.h: frontend/lexer.l $(GEN)/parser.h
+	@mkdir -p $(GEN)
+	flex --header-file=$(GEN)/lexer.h -o $(GEN)/lexer.c $<
+GEN_WARN := -Wno-unused-function -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter
+$(GEN)/parser.o: $(GEN)/parser.c $(GEN)/lexer.h
+	$(CC) $(CFLAGS_ALL) $(GEN_WARN) -Ifrontend -I$(GEN) -c $< -o $@
+$(GEN)/lexer.o: $(GEN)/lexer.c $(GEN)/parser.h
+	$(CC) $(CFLAGS_ALL) $(GEN_WARN) -Ifrontend -I$(GEN) -c $< -o $@
+
+$(SGC): $(B)/obj/driver/sgc.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm
+$(SGC_OPT): $(B)/obj/driver/sgc_opt.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm
+
+$(LIBSGRT): $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(B)/include/sg_runtime.h: runtime/sg_runtime.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+install: all
+	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib
+	install -m 755 $(SGC) $(PREFIX)/bin/sgc
+	install -m 644 runtime/sg_runtime.h $(PREFIX)/include/sg_runtime.h
+	install -m 644 $(LIBSGRT) $(PREFIX)/lib/libsgrt.a
+
+# ---- tests ----
+LIT_FLAGS ?= -sv
+check: all
+	SGC_VERIFY=1 python3 $(LIT) $(LIT_FLAGS) test
+
+# The whole suite with the compiler, the runtime and the test drivers built
+# under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate tree.
+check-asan:
+	$(MAKE) B=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	ASAN_OPTIONS=detect_leaks=1 SGC_BUILD=build-asan SGC_TEST_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  SGC_VERIFY=1 python3 $(LIT) $(LIT_FLAGS) test
+
+demo: all
+	@sh examples/demo.sh
+
+bench: all
+	@sh bench/run.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: $(B)/config.mk
+	@sh tools/fuzz.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all install check check-asan demo bench fuzz clean
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

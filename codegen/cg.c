@@ -1,0 +1,149 @@
+/* The LLVM side: a module holding every export, the new pass manager at the
+ * requested -O level for the host CPU (or --target-cpu), and the output:
+ * an object file, assembly (-S) or LLVM IR (--emit-llvm). */
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "cg_internal.h"
+
+static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  char *triple = LLVMGetDefaultTargetTriple();
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    fprintf(stderr, "sgc: error: no LLVM target for %s: %s\n", triple, err);
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
+    return NULL;
+  }
+  bool host = !o->cpu || strcmp(o->cpu, "native") == 0;
+  char *cpu = host ? LLVMGetHostCPUName() : NULL;
+  char *features = host ? LLVMGetHostCPUFeatures() : NULL;
+  LLVMCodeGenOptLevel level = o->opt_level == 0   ? LLVMCodeGenLevelNone
+                              : o->opt_level == 1 ? LLVMCodeGenLevelLess
+                              : o->opt_level == 2 ? LLVMCodeGenLevelDefault
+                                                  : LLVMCodeGenLevelAggressive;
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, triple, host ? cpu : o->cpu, host ? features : "", level,
+                              LLVMRelocPIC, LLVMCodeModelDefault);
+  if (cpu)
+    LLVMDisposeMessage(cpu);
+  if (features)
+    LLVMDisposeMessage(features);
+  *triple_out = triple;
+  return tm;
+}
+
+/* LLVM accepts any CPU name and only warns; we reject unknown ones. */
+static bool cpu_known(LLVMTargetMachineRef tm, const char *cpu) {
+  if (!cpu || strcmp(cpu, "native") == 0 || strcmp(cpu, "generic") == 0)
+    return true;
+  (void)tm;
+  static const char *const x86[] = {
+      "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake",
+      "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+      "icelake-server", "tigerlake", "sapphirerapids", "alderlake", "raptorlake", "meteorlake",
+      "graniterapids", "znver1", "znver2", "znver3", "znver4", "nehalem", "westmere",
+      "sandybridge", "ivybridge", "core2", "atom", "silvermont", "goldmont", "tremont",
+      "knl", "knm", "btver2", "bdver4", "k8", "pentium4", "i686", NULL};
+  for (int k = 0; x86[k]; k++)
+    if (strcmp(x86[k], cpu) == 0)
+      return true;
+  return false;
+}
+
+int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
+  Cg g = {0};
+  g.m = m;
+  g.ctx = LLVMContextCreate();
+  g.mod = LLVMModuleCreateWithNameInContext(module_name, g.ctx);
+  g.b = LLVMCreateBuilderInContext(g.ctx);
+  g.i1 = LLVMInt1TypeInContext(g.ctx);
+  g.i8 = LLVMInt8TypeInContext(g.ctx);
+  g.i32 = LLVMInt32TypeInContext(g.ctx);
+  g.i64 = LLVMInt64TypeInContext(g.ctx);
+  g.f32 = LLVMFloatTypeInContext(g.ctx);
+  g.f64 = LLVMDoubleTypeInContext(g.ctx);
+  g.ptr = LLVMPointerTypeInContext(g.ctx, 0);
+  g.vd = LLVMVoidTypeInContext(g.ctx);
+  int rc = 1;
+  char *triple = NULL, *err = NULL;
+  LLVMTargetMachineRef tm = target_machine(o, &triple);
+  if (!tm)
+    goto out;
+  if (!cpu_known(tm, o->cpu)) {
+    fprintf(stderr, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
+    goto out;
+  }
+  LLVMSetTarget(g.mod, triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMSetDataLayout(g.mod, layout);
+  LLVMDisposeMessage(layout);
+  LLVMDisposeTargetData(td);
+
+  for (Function *f = m->funcs; f; f = f->next)
+    if (f->exported)
+      cg_export(&g, f);
+
+  if (o->verify && LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &err)) {
+    fprintf(stderr, "sgc: internal error: invalid LLVM IR:\n%s\n", err);
+    goto out;
+  }
+  LLVMDisposeMessage(err);
+  err = NULL;
+
+  char passes[32];
+  snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(po, o->opt_level >= 2);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, o->opt_level >= 2);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, o->opt_level >= 2);
+  LLVMErrorRef e = LLVMRunPasses(g.mod, passes, tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *msg = LLVMGetErrorMessage(e);
+    fprintf(stderr, "sgc: internal error: LLVM passes failed: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    goto out;
+  }
+
+  if (o->emit_llvm) {
+    char *text = LLVMPrintModuleToString(g.mod);
+    FILE *f = strcmp(o->out_path, "-") == 0 ? stdout : fopen(o->out_path, "w");
+    if (!f) {
+      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
+      LLVMDisposeMessage(text);
+      goto out;
+    }
+    fputs(text, f);
+    LLVMDisposeMessage(text);
+    if (f != stdout && fclose(f) != 0) {
+      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
+      goto out;
+    }
+  } else if (LLVMTargetMachineEmitToFile(tm, g.mod, o->out_path,
+                                         o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err)) {
+    fprintf(stderr, "sgc: error: cannot write '%s': %s\n", o->out_path, err);
+    goto out;
+  }
+  rc = 0;
+out:
+  if (err)
+    LLVMDisposeMessage(err);
+  if (tm)
+    LLVMDisposeTargetMachine(tm);
+  if (triple)
+    LLVMDisposeMessage(triple);
+  LLVMDisposeBuilder(g.b);
+  LLVMDisposeModule(g.mod);
+  LLVMContextDispose(g.ctx);
+  return rc;
+}

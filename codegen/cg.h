@@ -1,0 +1,35 @@
+/* Code generation: IR -> LLVM IR -> object file, assembly or a C header.
+ *
+ *   cg.c        the LLVM module, target machine, pass pipeline, output
+ *   cg_abi.c    each export's C entry point: argument checks through the
+ *               runtime, temporaries, the call of the body
+ *   cg_func.c   a function body: which values get memory, loops, fusion
+ *   cg_elem.c   one element of each elementwise op (a switch over ops.def)
+ *   cg_math.c   exp, log, tanh... as plain arithmetic the vectorizer handles
+ *   cg_header.c the C header for --header */
+#ifndef SGC_CG_H
+#define SGC_CG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../ir/ir.h"
+
+typedef struct CgOptions {
+  int opt_level;          /* 0..3 */
+  const char *cpu;        /* NULL or "native": the host; "generic": portable */
+  const char *out_path;   /* object, assembly (-S) or LLVM IR (--emit-llvm) */
+  bool emit_asm;
+  bool emit_llvm;         /* print LLVM IR to out_path ("-": stdout) */
+  bool verify;            /* run LLVM's verifier on the module */
+} CgOptions;
+
+/* Emit every exported function of m. Returns 0, or 1 after printing
+ * "sgc: error: ..." (for instance an unknown --target-cpu). */
+int cg_emit(Module *m, const char *module_name, const CgOptions *o);
+
+/* Write a C header declaring every export of m, with its shapes in a
+ * comment. Returns 0 or 1 on a write error. */
+int cg_write_header(Module *m, FILE *out, const char *guard);
+
+#endif

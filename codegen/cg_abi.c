@@ -1,0 +1,145 @@
+/* The C entry point of each export (spec section 9):
+ *
+ *   int f(const sg_tensor *p1, ..., sg_tensor *out, sg_tensor *d_p1, ...)
+ *
+ * It hands a constant description of its signature (an sg_rt_sig, laid out
+ * as in runtime/sgrt.h) and its arguments to sg_rt_check, which checks every
+ * descriptor and binds the symbolic sizes, so nothing is written unless all
+ * of them are right; then it calls the body (cg_func.c) with the data
+ * pointers, which may be marked noalias because the check ruled overlaps
+ * out. The IR function's parameters are the C inputs, its results the C
+ * outputs, for f, f_grad and f_vjp alike. */
+#include <string.h>
+
+#include "cg_internal.h"
+
+static void add_sym(int *out, int *n, int s) {
+  for (int k = 0; k < *n; k++)
+    if (out[k] == s)
+      return;
+  out[(*n)++] = s;
+}
+
+int cg_func_syms(Module *m, Function *f, int *out) {
+  (void)m;
+  int n = 0;
+  for (int k = 0; k < f->nparams; k++)
+    for (int j = 0; j < f->params[k]->type.rank; j++)
+      if (f->params[k]->type.dim[j].sym >= 0)
+        add_sym(out, &n, f->params[k]->type.dim[j].sym);
+  for (int k = 0; k < f->nresults; k++)
+    for (int j = 0; j < f->results[k]->type.rank; j++)
+      if (f->results[k]->type.dim[j].sym >= 0)
+        add_sym(out, &n, f->results[k]->type.dim[j].sym);
+  return n;
+}
+
+static LLVMValueRef const_string(Cg *g, const char *s) {
+  LLVMValueRef init = LLVMConstStringInContext(g->ctx, s, (unsigned)strlen(s), 0);
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), ".str");
+  LLVMSetInitializer(gv, init);
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetLinkage(gv, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+  return gv;
+}
+
+static LLVMValueRef const_array(Cg *g, LLVMTypeRef elt, LLVMValueRef *vals, int n, const char *name) {
+  LLVMValueRef init = LLVMConstArray2(elt, vals, (uint64_t)n);
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), name);
+  LLVMSetInitializer(gv, init);
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetLinkage(gv, LLVMPrivateLinkage);
+  return gv;
+}
+
+/* The sg_rt_sig of f: inputs (f's parameters), then outputs (its results). */
+static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
+  int nargs = f->nparams + f->nresults;
+  LLVMTypeRef argf[6] = {g->ptr, g->i32, g->i32, g->i32, g->i32, g->ptr};
+  LLVMTypeRef arg_ty = LLVMStructTypeInContext(g->ctx, argf, 6, 0);
+  LLVMValueRef *args = xmalloc(sizeof(LLVMValueRef) * (size_t)(nargs + 1));
+  for (int a = 0; a < nargs; a++) {
+    bool out = a >= f->nparams;
+    const Type *t = out ? &f->results[a - f->nparams]->type : &f->params[a]->type;
+    const char *name = out ? f->result_names[a - f->nparams] : f->params[a]->name;
+    LLVMValueRef dims[IR_MAX_RANK];
+    for (int j = 0; j < t->rank; j++) {
+      int64_t code = t->dim[j].size;
+      if (t->dim[j].sym >= 0)
+        for (int s = 0; s < nsyms; s++)
+          if (syms[s] == t->dim[j].sym)
+            code = -1 - s;
+      dims[j] = LLVMConstInt(g->i64, (unsigned long long)code, 1);
+    }
+    LLVMValueRef dims_gv = t->rank ? const_array(g, g->i64, dims, t->rank, ".dims")
+                                   : LLVMConstNull(g->ptr);
+    LLVMValueRef fields[6] = {const_string(g, name), LLVMConstInt(g->i32, (unsigned)t->dtype, 0),
+                              LLVMConstInt(g->i32, (unsigned)t->rank, 0),
+                              LLVMConstInt(g->i32, out, 0), LLVMConstInt(g->i32, 0, 0), dims_gv};
+    args[a] = LLVMConstNamedStruct(arg_ty, fields, 6);
+  }
+  LLVMValueRef args_gv = const_array(g, arg_ty, args, nargs, ".args");
+  free(args);
+  LLVMValueRef names[64];
+  for (int s = 0; s < nsyms; s++)
+    names[s] = const_string(g, g->m->syms[syms[s]]);
+  LLVMValueRef names_gv = nsyms ? const_array(g, g->ptr, names, nsyms, ".syms") : LLVMConstNull(g->ptr);
+  LLVMTypeRef sigf[5] = {g->ptr, g->i32, g->i32, g->ptr, g->ptr};
+  LLVMValueRef fields[5] = {const_string(g, f->name), LLVMConstInt(g->i32, (unsigned)nargs, 0),
+                            LLVMConstInt(g->i32, (unsigned)nsyms, 0), names_gv, args_gv};
+  LLVMValueRef init = LLVMConstStructInContext(g->ctx, fields, 5, 0);
+  (void)sigf;
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), ".sig");
+  LLVMSetInitializer(gv, init);
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetLinkage(gv, LLVMPrivateLinkage);
+  return gv;
+}
+
+void cg_export(Cg *g, Function *f) {
+  int syms[64];
+  int nsyms = cg_func_syms(g->m, f, syms);
+  int nargs = f->nparams + f->nresults;
+  char *body_name = arena_printf(g->m->arena, "%s.body", f->name);
+  LLVMValueRef body = cg_body(g, f, body_name, syms, nsyms);
+
+  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nargs + 1));
+  for (int k = 0; k < nargs; k++)
+    pt[k] = g->ptr;
+  LLVMValueRef fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->i32, pt, (unsigned)nargs, 0));
+  free(pt);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
+  LLVMPositionBuilderAtEnd(g->b, entry);
+
+  LLVMValueRef argv = LLVMBuildArrayAlloca(g->b, g->ptr, LLVMConstInt(g->i32, (unsigned)(nargs ? nargs : 1), 0), "argv");
+  for (int k = 0; k < nargs; k++) {
+    LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)k, 0);
+    LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)k), LLVMBuildInBoundsGEP2(g->b, g->ptr, argv, &idx, 1, ""));
+  }
+  LLVMValueRef symv = LLVMBuildArrayAlloca(g->b, g->i64, LLVMConstInt(g->i32, (unsigned)(nsyms ? nsyms : 1), 0), "syms");
+  LLVMTypeRef cps[3] = {g->ptr, g->ptr, g->ptr};
+  LLVMTypeRef check_ty = LLVMFunctionType(g->i32, cps, 3, 0);
+  LLVMValueRef check = LLVMGetNamedFunction(g->mod, "sg_rt_check");
+  if (!check)
+    check = LLVMAddFunction(g->mod, "sg_rt_check", check_ty);
+  LLVMValueRef cargs[3] = {signature(g, f, syms, nsyms), argv, symv};
+  LLVMValueRef rc = LLVMBuildCall2(g->b, check_ty, check, cargs, 3, "rc");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, fn, "bad");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""), bad, run);
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  LLVMBuildRet(g->b, rc);
+
+  LLVMPositionBuilderAtEnd(g->b, run);
+  LLVMValueRef *bargs = xmalloc(sizeof(LLVMValueRef) * (size_t)(nargs + nsyms + 1));
+  for (int k = 0; k < nargs; k++) /* sg_tensor.data is the first field */
+    bargs[k] = LLVMBuildLoad2(g->b, g->ptr, LLVMGetParam(fn, (unsigned)k), "");
+  for (int s = 0; s < nsyms; s++) {
+    LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)s, 0);
+    bargs[nargs + s] = LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, symv, &idx, 1, ""), "");
+  }
+  LLVMValueRef r = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(body), body, bargs, (unsigned)(nargs + nsyms), "");
+  free(bargs);
+  LLVMBuildRet(g->b, r);
+}

@@ -1,0 +1,127 @@
+/* One element of every elementwise operation: the scalar lowering column of
+ * the op table. Values are float, double or i1 (bool) in registers; the
+ * fused loops of cg_func.c call cg_elem once per op per element, and LLVM's
+ * loop vectorizer widens the result. Transcendentals come from cg_math.c as
+ * plain arithmetic, never a libm call, so those loops vectorize too. */
+#include <string.h>
+
+#include "cg_internal.h"
+#include "cg_math.h"
+
+LLVMTypeRef cg_elem_type(Cg *g, DType dt) {
+  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : g->i1;
+}
+
+LLVMTypeRef cg_mem_type(Cg *g, DType dt) {
+  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : g->i8;
+}
+
+int64_t cg_elem_size(DType dt) { return dt == DT_F32 ? 4 : dt == DT_F64 ? 8 : 1; }
+
+LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id)
+    die("no intrinsic %s", name);
+  LLVMTypeRef tys[1] = {t};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, tys, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, tys, 1);
+  return LLVMBuildCall2(g->b, fty, fn, args, (unsigned)n, "");
+}
+
+static LLVMValueRef fconst(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
+
+static LLVMValueRef call1(Cg *g, const char *intr, LLVMValueRef x) {
+  return cg_intrinsic(g, intr, LLVMTypeOf(x), &x, 1);
+}
+
+static LLVMValueRef cmp(Cg *g, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFCmp(g->b, p, a, b, "");
+}
+
+LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+  LLVMValueRef zero = i->type.dtype == DT_BOOL ? NULL : fconst(t, 0);
+  switch (i->op) {
+  case OP_const:
+    return fconst(t, i->num);
+  case OP_neg:
+    return LLVMBuildFNeg(b, a[0], "");
+  case OP_exp:
+    return cg_math_exp(g->mod, b, a[0]);
+  case OP_log:
+    return cg_math_log(g->mod, b, a[0]);
+  case OP_log1p:
+    return cg_math_log1p(g->mod, b, a[0]);
+  case OP_expm1:
+    return cg_math_expm1(g->mod, b, a[0]);
+  case OP_tanh:
+    return cg_math_tanh(g->mod, b, a[0]);
+  case OP_sigmoid:
+    return cg_math_sigmoid(g->mod, b, a[0]);
+  case OP_softplus:
+    return cg_math_softplus(g->mod, b, a[0]);
+  case OP_sqrt:
+    return call1(g, "llvm.sqrt", a[0]);
+  case OP_rsqrt:
+    return LLVMBuildFDiv(b, fconst(t, 1), call1(g, "llvm.sqrt", a[0]), "");
+  case OP_square:
+    return LLVMBuildFMul(b, a[0], a[0], "");
+  case OP_sin:
+    return call1(g, "llvm.sin", a[0]);
+  case OP_cos:
+    return call1(g, "llvm.cos", a[0]);
+  case OP_relu: /* NaN stays NaN */
+    return LLVMBuildSelect(b, cmp(g, LLVMRealOLT, a[0], zero), zero, a[0], "");
+  case OP_abs:
+    return call1(g, "llvm.fabs", a[0]);
+  case OP_sign: { /* -1, +1, and x itself for +-0 and NaN */
+    LLVMValueRef neg = LLVMBuildSelect(b, cmp(g, LLVMRealOLT, a[0], zero), fconst(t, -1), a[0], "");
+    return LLVMBuildSelect(b, cmp(g, LLVMRealOGT, a[0], zero), fconst(t, 1), neg, "");
+  }
+  case OP_floor:
+    return call1(g, "llvm.floor", a[0]);
+  case OP_ceil:
+    return call1(g, "llvm.ceil", a[0]);
+  case OP_round: /* half to even, as NumPy and JAX round */
+    return call1(g, "llvm.roundeven", a[0]);
+  case OP_convert:
+    return i->type.dtype == DT_F64 ? LLVMBuildFPExt(b, a[0], t, "")
+                                   : LLVMBuildFPTrunc(b, a[0], t, "");
+  case OP_stop_gradient:
+    return a[0];
+  case OP_add:
+    return LLVMBuildFAdd(b, a[0], a[1], "");
+  case OP_sub:
+    return LLVMBuildFSub(b, a[0], a[1], "");
+  case OP_mul:
+    return LLVMBuildFMul(b, a[0], a[1], "");
+  case OP_div:
+    return LLVMBuildFDiv(b, a[0], a[1], "");
+  case OP_pow:
+    return cg_intrinsic(g, "llvm.pow", t, a, 2);
+  case OP_maximum:
+    return cg_intrinsic(g, "llvm.maximum", t, a, 2);
+  case OP_minimum:
+    return cg_intrinsic(g, "llvm.minimum", t, a, 2);
+  case OP_mulz:
+    return LLVMBuildSelect(b, cmp(g, LLVMRealOEQ, a[0], zero), zero,
+                           LLVMBuildFMul(b, a[0], a[1], ""), "");
+  case OP_lt:
+    return cmp(g, LLVMRealOLT, a[0], a[1]);
+  case OP_le:
+    return cmp(g, LLVMRealOLE, a[0], a[1]);
+  case OP_gt:
+    return cmp(g, LLVMRealOGT, a[0], a[1]);
+  case OP_ge:
+    return cmp(g, LLVMRealOGE, a[0], a[1]);
+  case OP_eq:
+    return cmp(g, LLVMRealOEQ, a[0], a[1]);
+  case OP_ne:
+    return cmp(g, LLVMRealUNE, a[0], a[1]);
+  case OP_select:
+    return LLVMBuildSelect(b, a[0], a[1], a[2], "");
+  default:
+    die("%s is not elementwise", ir_ops[i->op].name);
+  }
+}

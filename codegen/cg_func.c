@@ -1,0 +1,560 @@
+/* A function body: decide which values get memory, then emit one loop nest
+ * per value that does, in program order.
+ *
+ * Fusion is by evaluation: a value without memory is computed where it is
+ * used, element by element (eval), inside its user's loop. So a chain of
+ * elementwise ops becomes one loop with its intermediates in registers, a
+ * reduction reads its operand's expression directly, and broadcast and
+ * transpose are only index arithmetic. A value gets memory ("materialized")
+ * when
+ *   - it is a result (it is then computed straight into the caller's output),
+ *   - it is a matmul or a reduction (they are loops of their own),
+ *   - it is not cheap and has several users (computing it twice would cost
+ *     more than a store and loads), or is broadcast (it would be recomputed
+ *     for every copy),
+ *   - its user needs memory: reshape (a view of the same bytes), transpose
+ *     (a strided read), matmul (the GEMM kernel reads arrays).
+ * Cheap values (literals, counts, broadcasts, transposes) are recomputed at
+ * each use.
+ *
+ * Loops over values whose expression needs no index remapping run over the
+ * flat element range, which is what LLVM's loop vectorizer likes best. */
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* ---- small helpers ---- */
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+static LLVMValueRef dimv(Body *B, Dim d) {
+  if (d.sym < 0)
+    return i64c(B->g, d.size);
+  if (!B->symv[d.sym])
+    die("symbol %s not bound in @%s", B->g->m->syms[d.sym], B->f->name);
+  return B->symv[d.sym];
+}
+
+static LLVMValueRef mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) {
+  if (LLVMIsAConstantInt(a) && LLVMConstIntGetSExtValue(a) == 1)
+    return b;
+  if (LLVMIsAConstantInt(b) && LLVMConstIntGetSExtValue(b) == 1)
+    return a;
+  return LLVMBuildNSWMul(g->b, a, b, "");
+}
+
+static LLVMValueRef add64(Cg *g, LLVMValueRef a, LLVMValueRef b) {
+  if (LLVMIsAConstantInt(a) && LLVMConstIntGetSExtValue(a) == 0)
+    return b;
+  return LLVMBuildNSWAdd(g->b, a, b, "");
+}
+
+static LLVMValueRef numel(Body *B, const Type *t, int from, int to) {
+  LLVMValueRef n = i64c(B->g, 1);
+  for (int k = from; k < to; k++)
+    n = mul64(B->g, n, dimv(B, t->dim[k]));
+  return n;
+}
+
+static Slot *slot(Body *B, const Inst *v) {
+  return v->op == OP_param ? &B->pslot[v->wrt] : &B->slot[v->id];
+}
+
+static LLVMValueRef load_elem(Body *B, const Inst *v, LLVMValueRef buf, LLVMValueRef lin) {
+  Cg *g = B->g;
+  LLVMTypeRef mt = cg_mem_type(g, v->type.dtype);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, buf, &lin, 1, "");
+  LLVMValueRef x = LLVMBuildLoad2(g->b, mt, p, "");
+  return v->type.dtype == DT_BOOL ? LLVMBuildTrunc(g->b, x, g->i1, "") : x;
+}
+
+static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LLVMValueRef x) {
+  Cg *g = B->g;
+  LLVMTypeRef mt = cg_mem_type(g, dt);
+  if (dt == DT_BOOL)
+    x = LLVMBuildZExt(g->b, x, g->i8, "");
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, buf, &lin, 1, "");
+  LLVMBuildStore(g->b, x, p);
+}
+
+/* ---- loops ---- */
+
+typedef struct Loop {
+  LLVMBasicBlockRef header, exit;
+  LLVMValueRef iv;
+} Loop;
+
+static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
+  Cg *g = B->g;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  L->header = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "loop");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "body");
+  L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "done");
+  LLVMBuildBr(g->b, L->header);
+  LLVMPositionBuilderAtEnd(g->b, L->header);
+  L->iv = LLVMBuildPhi(g->b, g->i64, "i");
+  LLVMValueRef zero = i64c(g, 0);
+  LLVMAddIncoming(L->iv, &zero, &pre, 1);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, L->iv, n, ""), body, L->exit);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  return L->iv;
+}
+
+static void loop_close(Body *B, Loop *L) {
+  Cg *g = B->g;
+  LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, L->header);
+  LLVMAddIncoming(L->iv, &next, &latch, 1);
+  LLVMPositionBuilderAtEnd(g->b, L->exit);
+}
+
+/* ---- evaluating one element ---- */
+
+/* An element position in a value of some shape: the per-axis indices, and
+ * the row-major linear index once computed. rank < 0: linear only. */
+typedef struct Idx {
+  int rank;
+  LLVMValueRef i[IR_MAX_RANK];
+  LLVMValueRef lin;
+} Idx;
+
+static LLVMValueRef lin_of(Body *B, Idx *x, const Type *t) {
+  if (x->lin)
+    return x->lin;
+  LLVMValueRef lin = i64c(B->g, 0);
+  for (int k = 0; k < t->rank; k++)
+    lin = add64(B->g, mul64(B->g, lin, dimv(B, t->dim[k])), x->i[k]);
+  return x->lin = lin;
+}
+
+static LLVMValueRef eval(Body *B, const Inst *v, Idx *x);
+
+/* v computed from its definition (ignoring its own memory). */
+static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
+  Cg *g = B->g;
+  switch (v->op) {
+  case OP_count:
+    return LLVMBuildSIToFP(g->b, numel(B, &v->attr, 0, v->attr.rank),
+                           cg_elem_type(g, v->type.dtype), "");
+  case OP_broadcast: {
+    const Type *src = &v->args[0]->type;
+    Idx y = {src->rank, {0}, NULL};
+    int lead = v->type.rank - src->rank;
+    for (int k = 0; k < src->rank; k++)
+      y.i[k] = ir_dim_is(src->dim[k], 1) ? i64c(g, 0) : x->i[k + lead];
+    if (src->rank == 0)
+      y.lin = i64c(g, 0);
+    return eval(B, v->args[0], &y);
+  }
+  case OP_transpose: {
+    Idx y = {v->type.rank, {0}, NULL};
+    for (int k = 0; k < v->type.rank; k++)
+      y.i[v->perm[k]] = x->i[k];
+    return eval(B, v->args[0], &y);
+  }
+  case OP_reshape: /* same bytes, same order: the operand at the same linear index */
+  {
+    Idx y = {-1, {0}, lin_of(B, x, &v->type)};
+    return eval(B, v->args[0], &y);
+  }
+  default:
+    break;
+  }
+  if (!(ir_ops[v->op].flags & F_ELEM))
+    die("%s has no element-wise form", ir_ops[v->op].name);
+  LLVMValueRef args[3];
+  for (int k = 0; k < v->nargs; k++)
+    args[k] = eval(B, v->args[k], x);
+  return cg_elem(g, v, args);
+}
+
+static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
+  Slot *s = slot(B, v);
+  if (s->has_buf)
+    return load_elem(B, v, s->buf, v->type.rank == 0 ? i64c(B->g, 0) : lin_of(B, x, &v->type));
+  return eval_def(B, v, x);
+}
+
+/* Can v's expression be evaluated from a flat index alone? True when no
+ * index is remapped on the way to memory (a broadcast of a scalar is fine). */
+static bool flat_def_ok(Body *B, const Inst *v);
+
+static bool flat_ok(Body *B, const Inst *v) {
+  return slot(B, v)->has_buf || flat_def_ok(B, v);
+}
+
+/* The same for v's definition (its own memory aside). */
+static bool flat_def_ok(Body *B, const Inst *v) {
+  if (v->op == OP_const || v->op == OP_count)
+    return true;
+  if (v->op == OP_broadcast)
+    return v->args[0]->type.rank == 0 && flat_ok(B, v->args[0]);
+  if (v->op == OP_reshape)
+    return flat_ok(B, v->args[0]);
+  if (v->op == OP_transpose || !(ir_ops[v->op].flags & F_ELEM))
+    return false;
+  for (int k = 0; k < v->nargs; k++)
+    if (!flat_ok(B, v->args[k]))
+      return false;
+  return true;
+}
+
+/* ---- materializing ---- */
+
+/* Nested loops over `t`'s axes [from, to), filling x->i; `body` runs inside. */
+typedef void LoopBody(Body *B, Idx *x, void *ctx);
+
+static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
+                      void *ctx) {
+  if (from == to) {
+    body(B, x, ctx);
+    return;
+  }
+  Loop L;
+  x->i[from] = loop_open(B, dimv(B, t->dim[from]), &L);
+  loop_nest(B, t, from + 1, to, x, body, ctx);
+  loop_close(B, &L);
+}
+
+typedef struct Fill {
+  const Inst *v;
+  LLVMValueRef buf;
+  bool by_def; /* compute v (materializing it), or read it (copying it) */
+} Fill;
+
+static void fill_one(Body *B, Idx *x, void *ctx) {
+  Fill *f = ctx;
+  x->lin = NULL;
+  LLVMValueRef e = f->by_def ? eval_def(B, f->v, x) : eval(B, f->v, x);
+  store_elem(B, f->v->type.dtype, f->buf, lin_of(B, x, &f->v->type), e);
+}
+
+/* buf[i] = v[i] for every element, by v's definition. */
+static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
+  Fill f = {v, buf, true};
+  if (flat_def_ok(B, v) || v->type.rank <= 1) {
+    Loop L;
+    LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
+    Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
+    LLVMValueRef e = eval_def(B, v, &x);
+    store_elem(B, v->type.dtype, buf, i, e);
+    loop_close(B, &L);
+    return;
+  }
+  Idx x = {v->type.rank, {0}, NULL};
+  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &f);
+}
+
+static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
+  return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
+}
+
+static LLVMValueRef combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
+  if (op == OP_sum) {
+    /* Reassociation lets the vectorizer keep several partial sums. */
+    LLVMValueRef r = LLVMBuildFAdd(g->b, acc, x, "");
+    LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+    return r;
+  }
+  LLVMValueRef a[2] = {acc, x};
+  return cg_intrinsic(g, op == OP_max ? "llvm.maximum" : "llvm.minimum", LLVMTypeOf(acc), a, 2);
+}
+
+typedef struct Red {
+  const Inst *v;    /* the reduction */
+  LLVMValueRef acc; /* alloca of the running value (suffix case) */
+  LLVMValueRef out; /* result buffer */
+} Red;
+
+static void red_accumulate(Body *B, Idx *x, void *ctx) {
+  Red *r = ctx;
+  Cg *g = B->g;
+  x->lin = NULL;
+  LLVMTypeRef t = cg_elem_type(g, r->v->type.dtype);
+  LLVMValueRef e = eval(B, r->v->args[0], x);
+  LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
+  LLVMBuildStore(g->b, combine(g, r->v->op, a, e), r->acc);
+}
+
+/* out[kept] = op(out[kept], x[i]) over all of x, out pre-filled. */
+static void red_scatter(Body *B, Idx *x, void *ctx) {
+  Red *r = ctx;
+  Cg *g = B->g;
+  const Inst *v = r->v;
+  x->lin = NULL;
+  LLVMValueRef e = eval(B, v->args[0], x);
+  Idx o = {v->type.rank, {0}, NULL};
+  int j = 0;
+  for (int k = 0; k < v->args[0]->type.rank; k++)
+    if (!(v->axes & (1u << k)))
+      o.i[j++] = x->i[k];
+  LLVMValueRef lin = lin_of(B, &o, &v->type);
+  LLVMValueRef cur = load_elem(B, v, r->out, lin);
+  store_elem(B, v->type.dtype, r->out, lin, combine(g, v->op, cur, e));
+}
+
+typedef struct Suffix {
+  Red *r;
+  int from;         /* first reduced axis */
+} Suffix;
+
+/* For each kept position: reduce the trailing block into a register. */
+static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
+  Suffix *s = ctx;
+  Red *r = s->r;
+  Cg *g = B->g;
+  const Inst *v = r->v, *src = v->args[0];
+  LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+  LLVMBuildStore(g->b, reduce_init(v->op, t), r->acc);
+  Idx o = *x;
+  o.rank = v->type.rank;
+  o.lin = NULL;
+  LLVMValueRef olin = lin_of(B, &o, &v->type);
+  if (flat_ok(B, src)) {
+    LLVMValueRef block = numel(B, &src->type, s->from, src->type.rank);
+    Loop L;
+    LLVMValueRef j = loop_open(B, block, &L);
+    Idx y = {-1, {0}, add64(g, mul64(g, olin, block), j)};
+    LLVMValueRef e = eval(B, src, &y);
+    LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
+    LLVMBuildStore(g->b, combine(g, v->op, a, e), r->acc);
+    loop_close(B, &L);
+  } else {
+    loop_nest(B, &src->type, s->from, src->type.rank, x, red_accumulate, r);
+  }
+  store_elem(B, v->type.dtype, r->out, olin, LLVMBuildLoad2(g->b, t, r->acc, ""));
+}
+
+static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) {
+  Cg *g = B->g;
+  LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(B->entry);
+  if (first)
+    LLVMPositionBuilderBefore(ab, first);
+  else
+    LLVMPositionBuilderAtEnd(ab, B->entry);
+  LLVMValueRef a = LLVMBuildAlloca(ab, t, "acc");
+  LLVMDisposeBuilder(ab);
+  return a;
+}
+
+static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
+  const Inst *src = v->args[0];
+  int r = src->type.rank, from = r;
+  while (from > 0 && (v->axes & (1u << (from - 1))))
+    from--;
+  bool suffix = v->axes == ((1u << r) - 1) - ((1u << from) - 1);
+  Red red = {v, entry_alloca(B, cg_elem_type(B->g, v->type.dtype)), out};
+  Idx x = {r, {0}, NULL};
+  if (suffix) {
+    Suffix s = {&red, from};
+    loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    return;
+  }
+  /* Reducing leading or middle axes: stream over the operand in memory
+   * order, accumulating into the (pre-filled) result; the innermost loop
+   * then runs along contiguous memory in both. */
+  Cg *g = B->g;
+  Loop L;
+  LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
+  store_elem(B, v->type.dtype, out, i, reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
+  loop_close(B, &L);
+  loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
+}
+
+/* Operand of a matmul: its memory and whether it is transposed there. */
+static LLVMValueRef gemm_operand(Body *B, const Inst *x, int *trans) {
+  *trans = 0;
+  Slot *s = slot(B, x);
+  if (s->has_buf)
+    return s->buf;
+  if (x->op == OP_transpose && x->type.rank == 2 && slot(B, x->args[0])->has_buf) {
+    *trans = 1;
+    return slot(B, x->args[0])->buf;
+  }
+  die("matmul operand %%%d has no memory", x->id);
+}
+
+static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out) {
+  Cg *g = B->g;
+  const Inst *x = v->args[0], *y = v->args[1];
+  int ta, tb;
+  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
+  LLVMValueRef one = i64c(g, 1);
+  LLVMValueRef m = x->type.rank == 2 ? dimv(B, x->type.dim[0]) : one;
+  LLVMValueRef k = dimv(B, x->type.dim[x->type.rank - 1]);
+  LLVMValueRef n = y->type.rank == 2 ? dimv(B, y->type.dim[1]) : one;
+  LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
+  bool f64 = v->type.dtype == DT_F64;
+  const char *name = f64 ? "sg_rt_gemm_f64" : "sg_rt_gemm_f32";
+  LLVMTypeRef params[12] = {g->i32, g->i32, g->i64, g->i64, g->i64, g->ptr,
+                            g->i64, g->ptr, g->i64, g->ptr, g->i64, g->i32};
+  LLVMTypeRef fty = LLVMFunctionType(g->vd, params, 12, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  if (!fn)
+    fn = LLVMAddFunction(g->mod, name, fty);
+  LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
+                           m, n, k, a, lda, b, ldb, out, n, LLVMConstInt(g->i32, 0, 0)};
+  LLVMBuildCall2(g->b, fty, fn, args, 12, "");
+}
+
+/* ---- deciding memory ---- */
+
+static bool cheap(const Inst *v) {
+  return v->op == OP_const || v->op == OP_count || v->op == OP_broadcast ||
+         v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
+}
+
+/* Users that read their operand from memory force it to have some. */
+static void plan(Body *B) {
+  Function *f = B->f;
+  ir_count_uses(f);
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    memset(s, 0, sizeof *s);
+    s->temp = -1;
+    if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
+      s->has_buf = true;
+  }
+  for (Inst *i = f->first; i; i = i->next) {
+    if (i->op == OP_matmul) {
+      for (int k = 0; k < 2; k++) {
+        Inst *x = i->args[k];
+        if (x->op == OP_transpose && x->type.rank == 2)
+          slot(B, x->args[0])->has_buf = true;
+        else
+          slot(B, x)->has_buf = true;
+      }
+    } else if (i->op == OP_transpose || i->op == OP_reshape) {
+      slot(B, i->args[0])->has_buf = true;
+    } else if (i->op == OP_broadcast && !cheap(i->args[0])) {
+      slot(B, i->args[0])->has_buf = true;
+    }
+  }
+  for (int k = 0; k < f->nresults; k++)
+    slot(B, f->results[k])->has_buf = true;
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->aux = NULL;
+}
+
+static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
+                               LLVMTypeRef *fty) {
+  *fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  return fn ? fn : LLVMAddFunction(g->mod, name, *fty);
+}
+
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {
+  int nptr = f->nparams + f->nresults;
+  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nptr + nsyms + 1));
+  for (int k = 0; k < nptr; k++)
+    pt[k] = g->ptr;
+  for (int k = 0; k < nsyms; k++)
+    pt[nptr + k] = g->i64;
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(nptr + nsyms), 0));
+  free(pt);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (int k = 0; k < nptr; k++)
+    LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+
+  int n = ir_renumber(f);
+  Body B = {g, f, fn, NULL, NULL, NULL, NULL};
+  B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
+  memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
+  for (int k = 0; k < nsyms; k++)
+    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(nptr + k));
+  B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
+  B.pslot = xmalloc(sizeof(Slot) * (size_t)(f->nparams + 1));
+  B.entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
+  LLVMPositionBuilderAtEnd(g->b, B.entry);
+
+  for (int k = 0; k < f->nparams; k++)
+    B.pslot[k] = (Slot){true, false, LLVMGetParam(fn, (unsigned)k), -1};
+  plan(&B);
+
+  /* Results computed straight into the caller's buffers. */
+  for (int k = 0; k < f->nresults; k++) {
+    Inst *v = f->results[k];
+    Slot *s = slot(&B, v);
+    bool computes = v->op != OP_param && v->op != OP_reshape;
+    if (computes && !s->buf)
+      s->buf = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+  }
+  /* Temporaries: one allocation for all of them, sized at run time. */
+  LLVMValueRef total = i64c(g, 0);
+  LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot(&B, i);
+    if (!s->has_buf || s->buf || i->op == OP_reshape)
+      continue;
+    offset[i->id] = total;
+    LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
+    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+    total = add64(g, total, bytes);
+    s->temp = i->id;
+  }
+  LLVMValueRef base = NULL;
+  LLVMTypeRef fty;
+  bool any_temp = false;
+  for (Inst *i = f->first; i; i = i->next)
+    any_temp |= slot(&B, i)->temp >= 0;
+  if (any_temp) {
+    LLVMValueRef alloc = declare_rt(g, "sg_rt_alloc", g->ptr, &g->i64, 1, &fty);
+    base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
+    LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, base, ""), fail, ok);
+    LLVMPositionBuilderAtEnd(g->b, fail);
+    LLVMTypeRef ps[2] = {g->ptr, g->i64};
+    LLVMValueRef failed = declare_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
+    const char *public_name = f->name;
+    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, public_name, "fname"), total};
+    LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
+    LLVMPositionBuilderAtEnd(g->b, ok);
+    for (Inst *i = f->first; i; i = i->next) {
+      Slot *s = slot(&B, i);
+      if (s->temp >= 0)
+        s->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &offset[i->id], 1, "");
+    }
+  }
+  free(offset);
+
+  /* The values with memory, in program order. */
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot(&B, i);
+    if (!s->has_buf)
+      continue;
+    if (i->op == OP_reshape && !s->buf) { /* a view */
+      s->buf = slot(&B, i->args[0])->buf;
+      continue;
+    }
+    s->computed = true;
+    if (i->op == OP_matmul)
+      emit_matmul(&B, i, s->buf);
+    else if (ir_ops[i->op].shape == SH_REDUCE)
+      emit_reduce(&B, i, s->buf);
+    else
+      emit_fill(&B, i, s->buf);
+  }
+  /* Results that are not already in their output buffer are copied there. */
+  for (int k = 0; k < f->nresults; k++) {
+    Inst *v = f->results[k];
+    LLVMValueRef out = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+    if (slot(&B, v)->buf == out)
+      continue;
+    Fill fl = {v, out, false};
+    Idx x = {v->type.rank, {0}, NULL};
+    loop_nest(&B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
+  }
+  if (base) {
+    LLVMValueRef fr = declare_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
+    LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
+  }
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
+  free(B.symv);
+  free(B.slot);
+  free(B.pslot);
+  return fn;
+}

@@ -1,0 +1,56 @@
+/* What the code generator's files share. */
+#ifndef SGC_CG_INTERNAL_H
+#define SGC_CG_INTERNAL_H
+
+#include <llvm-c/Core.h>
+
+#include "cg.h"
+
+typedef struct Cg {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd; /* vd: void */
+  Module *m;
+  bool x86;
+} Cg;
+
+/* Where a value lives while a function body is generated. */
+typedef struct Slot {
+  bool has_buf;        /* materialized: buf holds every element */
+  bool computed;       /* the buffer is filled by its own loop (not a view) */
+  LLVMValueRef buf;    /* pointer to element 0 */
+  int temp;            /* index into the temporaries, -1 if none */
+} Slot;
+
+/* A function body in progress (cg_func.c). */
+typedef struct Body {
+  Cg *g;
+  Function *f;
+  LLVMValueRef fn;
+  LLVMBasicBlockRef entry;
+  LLVMValueRef *symv;  /* i64 size of each module symbol, NULL if unused */
+  Slot *slot;          /* by Inst.id */
+  Slot *pslot;         /* by parameter index */
+} Body;
+
+/* ---- cg_elem.c ---- */
+LLVMTypeRef cg_elem_type(Cg *g, DType dt);   /* f32/f64/i1 */
+LLVMTypeRef cg_mem_type(Cg *g, DType dt);    /* f32/f64/i8 */
+int64_t cg_elem_size(DType dt);
+/* One element of elementwise op `op` given its operands' elements. */
+LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *args);
+LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n);
+
+/* ---- cg_func.c ---- */
+/* Emit `name` as an internal function computing f from data pointers (f's
+ * parameters then its results, all noalias) and the i64 value of each
+ * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
+
+/* ---- cg_abi.c ---- */
+void cg_export(Cg *g, Function *f);
+/* The symbols f's signature mentions, in order of first appearance. */
+int cg_func_syms(Module *m, Function *f, int *out);
+
+#endif

@@ -1,0 +1,51 @@
+/* The flat list of passes sgc runs, and the registry sgc-opt looks passes
+ * up in. The verifier runs between passes when checking is on (--verify,
+ * SGC_VERIFY=1, which `make check` sets). */
+#include "pipeline.h"
+
+#include <string.h>
+
+#include "../passes/passes.h"
+
+const PassInfo sg_passes[] = {
+    {"inline", pass_inline, "inline every call and expand grad(...)"},
+    {"ad", pass_ad, "add f_grad / f_vjp for every export"},
+    {"strip-stop", pass_strip_stop, "remove stop_gradient (after AD)"},
+    {"dce", pass_dce, "remove unused instructions"},
+    {NULL, NULL, NULL},
+};
+
+const PassInfo *pipeline_find(const char *name) {
+  for (const PassInfo *p = sg_passes; p->name; p++)
+    if (strcmp(p->name, name) == 0)
+      return p;
+  return NULL;
+}
+
+int pipeline_run(Module *m, const char *const *names, int n, bool verify) {
+  for (int k = 0; k < n; k++) {
+    const PassInfo *p = pipeline_find(names[k]);
+    if (!p)
+      die("no pass named %s", names[k]);
+    p->run(m);
+    if (verify) {
+      int errors = ir_verify(m, p->name);
+      if (errors)
+        return errors;
+    }
+  }
+  return 0;
+}
+
+int pipeline_to_ad(Module *m, bool verify) {
+  static const char *const to_ad[] = {"inline", "ad"};
+  return pipeline_run(m, to_ad, 2, verify);
+}
+
+int pipeline_optimize(Module *m, int opt_level, bool verify) {
+  static const char *const o0[] = {"strip-stop", "dce"};
+  static const char *const o2[] = {"strip-stop", "dce"};
+  if (opt_level == 0)
+    return pipeline_run(m, o0, sizeof o0 / sizeof o0[0], verify);
+  return pipeline_run(m, o2, sizeof o2 / sizeof o2[0], verify);
+}

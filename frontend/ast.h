@@ -1,0 +1,118 @@
+/* The abstract syntax tree of a .sg file, as the parser builds it.
+ *
+ * Every node lives in one Arena and keeps its source location, so the checker
+ * (frontend/lower.c) can point a caret at it. Lists are singly linked through
+ * `next`, in source order. Nothing here is typed yet: dtypes and shapes are
+ * worked out while lowering to the IR. */
+#ifndef SGC_AST_H
+#define SGC_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../ir/util.h"
+
+typedef enum { AST_F32 = 1, AST_F64 = 2 } AstDType;
+
+/* One dimension of a type or of a shape list `[2, n]`. */
+typedef struct AstDim {
+  Loc loc;
+  const char *name; /* symbolic size, or NULL for a literal */
+  int64_t size;     /* the literal size when name is NULL */
+  bool bad;         /* the literal was not a non-negative integer */
+  struct AstDim *next;
+} AstDim;
+
+/* `f32`, `f64[k, d]`. rank == 0 is a scalar; rank may exceed 8 here (the
+ * checker reports it). */
+typedef struct AstType {
+  Loc loc;
+  AstDType dtype;
+  int rank;
+  AstDim *dims;
+} AstType;
+
+typedef enum {
+  EX_NUMBER, /* 0.5: `num`, `text` the spelling */
+  EX_NAME,   /* x: `name` */
+  EX_DTYPE,  /* f32 or f64 used as a callee, f64(x): `dtype` */
+  EX_SHAPE,  /* [2, n]: `dims`, `ndims` */
+  EX_NEG,    /* -lhs */
+  EX_BINARY, /* lhs op rhs */
+  EX_CALL,   /* callee(args) */
+} ExprKind;
+
+typedef enum {
+  BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MATMUL, BIN_POW,
+  BIN_LT, BIN_LE, BIN_GT, BIN_GE, BIN_EQ, BIN_NE,
+} BinOp;
+
+typedef struct Expr Expr;
+
+/* A call argument; `kw` is the keyword of `axis=1`, NULL if positional. */
+typedef struct Arg {
+  Loc loc;
+  const char *kw;
+  Expr *value;
+  struct Arg *next;
+} Arg;
+
+struct Expr {
+  ExprKind kind;
+  Loc loc;          /* the operator for EX_BINARY/EX_NEG, else the start */
+  double num;       /* EX_NUMBER */
+  const char *text; /* EX_NUMBER: the literal as written */
+  const char *name; /* EX_NAME */
+  AstDType dtype;   /* EX_DTYPE */
+  BinOp op;         /* EX_BINARY */
+  Expr *lhs, *rhs;  /* EX_NEG (lhs only), EX_BINARY */
+  Expr *callee;     /* EX_CALL */
+  Arg *args;        /* EX_CALL */
+  int nargs;
+  AstDim *dims;     /* EX_SHAPE */
+  int ndims;
+};
+
+typedef enum { ST_LET, ST_RETURN } StmtKind;
+
+typedef struct Stmt {
+  StmtKind kind;
+  Loc loc;          /* the keyword */
+  const char *name; /* ST_LET */
+  Loc name_loc;
+  AstType *type;    /* ST_LET: optional annotation, else NULL */
+  Expr *value;
+  struct Stmt *next;
+} Stmt;
+
+typedef struct Param {
+  Loc loc; /* the name */
+  const char *name;
+  bool is_const;
+  AstType type;
+  struct Param *next;
+} Param;
+
+typedef struct Func {
+  Loc loc;      /* the function's name */
+  Loc end_loc;  /* the closing brace, for "missing return" */
+  bool exported;
+  const char *name;
+  Param *params;
+  int nparams;
+  AstType ret;
+  Stmt *body;
+  struct Func *next;
+} Func;
+
+typedef struct Program {
+  Func *funcs;
+  int nfuncs;
+} Program;
+
+/* Parse `src` (len bytes, need not be NUL-terminated) into `*out`, allocating
+ * in `arena`. Syntax errors go to `diag`; returns the number of errors. The
+ * tree is usable (possibly partial) even when errors were reported. */
+int parse_program(Arena *arena, Diag *diag, const char *src, size_t len, Program *out);
+
+#endif

@@ -1,0 +1,908 @@
+/* The checker and the lowering to IR, in one walk over the AST.
+ *
+ * Every function is lowered once, with its own symbolic sizes, into an IR
+ * function of the same name; a call stays a `call` whose result type is the
+ * callee's return type with the callee's sizes replaced by the caller's (the
+ * sizes are unified argument by argument, which is where mismatched symbolic
+ * sizes are caught). Checking as we lower means every rule is applied exactly
+ * where the IR is built, with the AST node's location at hand for the caret.
+ *
+ * Number literals are weak scalars (spec section 3): a Val carries `weak`,
+ * is built in f64, and takes the dtype of whatever typed value it meets.
+ * NumPy broadcasting becomes explicit `broadcast` instructions here, so the IR
+ * only ever sees elementwise operands of one shape. */
+#include "lower.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Val {
+  Inst *v;   /* NULL: an error was already reported; stay quiet */
+  bool weak; /* a literal (or made only of literals): dtype not fixed */
+} Val;
+
+typedef struct Binding {
+  const char *name;
+  Val val;
+  struct Binding *up;
+} Binding;
+
+typedef struct FnInfo {
+  Func *ast;
+  Function *ir; /* the IR function (params typed once the signature is ok) */
+  bool sig_ok;
+  int state; /* recursion check: 0 new, 1 on the DFS stack, 2 done */
+} FnInfo;
+
+typedef struct Ctx {
+  Module *m;
+  Diag *d;
+  FnInfo *fns;
+  int nfns;
+  FnInfo *cur;
+  Builder b;
+  Binding *scope;
+} Ctx;
+
+static const Val BAD = {NULL, false};
+
+#define ERR(c, loc, ...) diag_error((c)->d, (loc), __VA_ARGS__)
+
+static char *tstr(Ctx *c, const Type *t) {
+  char buf[512];
+  return arena_strdup(c->m->arena, ir_type_str(c->m, t, buf, sizeof buf));
+}
+static char *dstr(Ctx *c, const Type *t) {
+  char buf[512];
+  return arena_strdup(c->m->arena, ir_dims_str(c->m, t, buf, sizeof buf));
+}
+
+static FnInfo *find_fn(Ctx *c, const char *name) {
+  for (int i = 0; i < c->nfns; i++)
+    if (strcmp(c->fns[i].ast->name, name) == 0)
+      return &c->fns[i];
+  return NULL;
+}
+
+/* ---- builtins ---- */
+
+typedef enum {
+  B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
+  B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD,
+} BuiltinKind;
+
+static const struct Builtin {
+  const char *name;
+  BuiltinKind kind;
+  Op op;
+} builtins[] = {
+    {"exp", B_UNARY, OP_exp},         {"log", B_UNARY, OP_log},
+    {"log1p", B_UNARY, OP_log1p},     {"expm1", B_UNARY, OP_expm1},
+    {"sqrt", B_UNARY, OP_sqrt},       {"rsqrt", B_UNARY, OP_rsqrt},
+    {"square", B_UNARY, OP_square},   {"sin", B_UNARY, OP_sin},
+    {"cos", B_UNARY, OP_cos},         {"tanh", B_UNARY, OP_tanh},
+    {"sigmoid", B_UNARY, OP_sigmoid}, {"softplus", B_UNARY, OP_softplus},
+    {"relu", B_UNARY, OP_relu},       {"abs", B_UNARY, OP_abs},
+    {"sign", B_UNARY, OP_sign},       {"floor", B_UNARY, OP_floor},
+    {"ceil", B_UNARY, OP_ceil},       {"round", B_UNARY, OP_round},
+    {"pow", B_BINARY, OP_pow},        {"maximum", B_BINARY, OP_maximum},
+    {"minimum", B_BINARY, OP_minimum},
+    {"sum", B_REDUCE, OP_sum},        {"max", B_REDUCE, OP_max},
+    {"min", B_REDUCE, OP_min},        {"mean", B_MEAN, OP_sum},
+    {"select", B_SELECT, OP_select},  {"transpose", B_TRANSPOSE, OP_transpose},
+    {"reshape", B_RESHAPE, OP_reshape}, {"broadcast", B_BROADCAST, OP_broadcast},
+    {"zeros_like", B_ZEROS, OP_const}, {"ones_like", B_ONES, OP_const},
+    {"stop_gradient", B_STOP, OP_stop_gradient}, {"grad", B_GRAD, OP_grad},
+};
+
+static const struct Builtin *find_builtin(const char *name) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0)
+      return &builtins[i];
+  return NULL;
+}
+
+/* ---- types ---- */
+
+static bool sym_bound(Ctx *c, int sym) {
+  Function *f = c->cur->ir;
+  for (int k = 0; k < f->nparams; k++)
+    for (int j = 0; j < f->params[k]->type.rank; j++)
+      if (f->params[k]->type.dim[j].sym == sym)
+        return true;
+  return false;
+}
+
+/* Dims of a type or shape list. `bind`: names are introduced (parameter
+ * types); otherwise each must be bound by a parameter of the function. */
+static bool lower_dims(Ctx *c, AstDim *dims, int n, Loc loc, bool bind, Type *t) {
+  if (n > IR_MAX_RANK) {
+    ERR(c, loc, "tensors have at most %d dimensions; this one has %d", IR_MAX_RANK, n);
+    return false;
+  }
+  t->rank = n;
+  int k = 0;
+  for (AstDim *d = dims; d; d = d->next, k++) {
+    if (d->name) {
+      int s = ir_sym(c->m, d->name);
+      if (!bind && !sym_bound(c, s)) {
+        ERR(c, d->loc, "size '%s' is not bound by any parameter of '%s'", d->name,
+            c->cur->ast->name);
+        return false;
+      }
+      t->dim[k] = (Dim){0, s};
+    } else {
+      if (d->bad || d->size < 0) {
+        ERR(c, d->loc, "sizes must be non-negative integers");
+        return false;
+      }
+      t->dim[k] = ir_lit(d->size);
+    }
+  }
+  return true;
+}
+
+static bool lower_type(Ctx *c, AstType *at, bool bind, Type *t) {
+  *t = ir_scalar(at->dtype == AST_F64 ? DT_F64 : DT_F32);
+  return lower_dims(c, at->dims, at->rank, at->loc, bind, t);
+}
+
+/* ---- values ---- */
+
+/* Give a weak value the dtype `dt`. A literal becomes a literal of that
+ * dtype (rather than a conversion) so the IR reads naturally. */
+static Val concrete(Ctx *c, Val x, DType dt) {
+  if (!x.v || !x.weak)
+    return x;
+  Inst *v = x.v;
+  if (v->op == OP_const)
+    return (Val){ir_const(&c->b, dt, v->num), false};
+  if (v->op == OP_broadcast && v->args[0]->op == OP_const) {
+    Inst *k = ir_const(&c->b, dt, v->args[0]->num);
+    return (Val){ir_broadcast(&c->b, k, &v->type), false};
+  }
+  return (Val){ir_convert(&c->b, v, dt), false};
+}
+
+static bool not_bool(Ctx *c, Val x, Loc loc) {
+  if (x.v && x.v->type.dtype == DT_BOOL) {
+    ERR(c, loc, "a comparison result (bool) can only be the condition of select()");
+    return false;
+  }
+  return true;
+}
+
+/* Make two operands agree on a dtype: weak takes the other's; f32 and f64
+ * never mix implicitly (section 5). */
+static bool unify_dtypes(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
+  if (!a->v || !b->v || !not_bool(c, *a, loc) || !not_bool(c, *b, loc))
+    return false;
+  if (a->weak && !b->weak)
+    *a = concrete(c, *a, b->v->type.dtype);
+  else if (b->weak && !a->weak)
+    *b = concrete(c, *b, a->v->type.dtype);
+  if (a->v->type.dtype != b->v->type.dtype) {
+    ERR(c, loc, "cannot mix f32 and f64 in %s; convert one side with f64(x) or f32(x)", what);
+    return false;
+  }
+  return true;
+}
+
+/* Broadcast both to their common shape, or report why they do not. */
+static bool broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
+  Type t;
+  char err[256];
+  if (!ir_broadcast_shapes(c->m, &a->v->type, &b->v->type, &t, err, sizeof err)) {
+    const Type *ta = &a->v->type, *tb = &b->v->type;
+    /* Say so when the clash is between different names: that is the
+     * surprising case (section 5: names are never assumed equal). */
+    const char *why = "";
+    int r = ta->rank > tb->rank ? ta->rank : tb->rank;
+    for (int i = 0; i < r; i++) {
+      int ia = i - (r - ta->rank), ib = i - (r - tb->rank);
+      if (ia < 0 || ib < 0)
+        continue;
+      Dim da = ta->dim[ia], db = tb->dim[ib];
+      if (!ir_dim_eq(da, db) && !ir_dim_is(da, 1) && !ir_dim_is(db, 1) &&
+          (da.sym >= 0 || db.sym >= 0)) {
+        why = "; sizes with different names are never assumed equal";
+        break;
+      }
+    }
+    ERR(c, loc, "shapes %s and %s do not broadcast in %s%s", dstr(c, ta), dstr(c, tb), what,
+        why);
+    return false;
+  }
+  if (t.rank > IR_MAX_RANK) {
+    ERR(c, loc, "result would have more than %d dimensions", IR_MAX_RANK);
+    return false;
+  }
+  a->v = ir_broadcast(&c->b, a->v, &t);
+  b->v = ir_broadcast(&c->b, b->v, &t);
+  return true;
+}
+
+static Val elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
+  if (!unify_dtypes(c, &a, &b, loc, what) || !broadcast_pair(c, &a, &b, loc, what))
+    return BAD;
+  return (Val){ir_binary(&c->b, op, a.v, b.v), a.weak && b.weak};
+}
+
+static Val lower_expr(Ctx *c, Expr *e);
+
+/* ---- calls ---- */
+
+static int count_positional(Expr *call) {
+  int n = 0;
+  for (Arg *a = call->args; a; a = a->next)
+    n += a->kw == NULL;
+  return n;
+}
+
+static Arg *nth_positional(Expr *call, int n) {
+  for (Arg *a = call->args; a; a = a->next)
+    if (!a->kw && n-- == 0)
+      return a;
+  return NULL;
+}
+
+/* Positional count in [lo, hi], keywords from `kws` (NULL-terminated) only,
+ * no keyword twice, positionals before keywords. */
+static bool check_arity(Ctx *c, Expr *call, const char *fname, int lo, int hi,
+                        const char *const *kws) {
+  bool ok = true, seen_kw = false;
+  for (Arg *a = call->args; a; a = a->next) {
+    if (!a->kw) {
+      if (seen_kw) {
+        ERR(c, a->loc, "positional argument after a keyword argument");
+        ok = false;
+      }
+      continue;
+    }
+    seen_kw = true;
+    bool known = false;
+    for (int k = 0; kws && kws[k]; k++)
+      known |= strcmp(kws[k], a->kw) == 0;
+    if (!known) {
+      if (kws && kws[0])
+        ERR(c, a->loc, "unknown keyword argument '%s' to '%s' (it takes '%s')", a->kw, fname,
+            kws[0]);
+      else
+        ERR(c, a->loc, "'%s' takes no keyword arguments", fname);
+      ok = false;
+    }
+    for (Arg *b = call->args; b != a; b = b->next)
+      if (b->kw && strcmp(b->kw, a->kw) == 0) {
+        ERR(c, a->loc, "keyword argument '%s' given twice", a->kw);
+        ok = false;
+      }
+  }
+  int n = count_positional(call);
+  if (ok && (n < lo || n > hi)) {
+    if (lo == hi)
+      ERR(c, call->loc, "'%s' takes %d argument%s, got %d", fname, lo, lo == 1 ? "" : "s", n);
+    else
+      ERR(c, call->loc, "'%s' takes %d or %d arguments, got %d", fname, lo, hi, n);
+    ok = false;
+  }
+  return ok;
+}
+
+static Arg *keyword(Expr *call, const char *kw) {
+  for (Arg *a = call->args; a; a = a->next)
+    if (a->kw && strcmp(a->kw, kw) == 0)
+      return a;
+  return NULL;
+}
+
+/* A tensor-valued argument (not a shape list, not a function name). */
+static Val value_arg(Ctx *c, Expr *e) {
+  if (e->kind == EX_SHAPE) {
+    ERR(c, e->loc, "a shape list like [2, n] is only valid as the shape argument of "
+                   "reshape, broadcast or transpose");
+    return BAD;
+  }
+  return lower_expr(c, e);
+}
+
+/* An integer literal, possibly negated: axis=-1. */
+static bool int_literal(Expr *e, int64_t *out) {
+  int sign = 1;
+  if (e->kind == EX_NEG) {
+    sign = -1;
+    e = e->lhs;
+  }
+  if (e->kind != EX_NUMBER || e->num != floor(e->num) || fabs(e->num) > 1e9)
+    return false;
+  *out = sign * (int64_t)e->num;
+  return true;
+}
+
+static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+  static const char *const kws[] = {"axis", NULL};
+  if (!check_arity(c, call, bi->name, 1, 1, kws))
+    return BAD;
+  Val x = value_arg(c, nth_positional(call, 0)->value);
+  if (!x.v || !not_bool(c, x, call->loc))
+    return BAD;
+  int rank = x.v->type.rank;
+  unsigned axes = (1u << rank) - 1;
+  Arg *ax = keyword(call, "axis");
+  if (ax) {
+    int64_t k;
+    if (!int_literal(ax->value, &k)) {
+      ERR(c, ax->value->loc, "axis must be an integer literal");
+      return BAD;
+    }
+    if (k < -rank || k >= rank) {
+      if (rank == 0)
+        ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar",
+            (long long)k);
+      else
+        ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
+            (long long)k, rank, -rank, rank - 1);
+      return BAD;
+    }
+    axes = 1u << (k < 0 ? k + rank : k);
+  }
+  if (rank == 0)
+    return x;
+  Inst *r = ir_reduce(&c->b, bi->op, x.v, axes);
+  if (bi->kind == B_MEAN)
+    r = ir_binary(&c->b, OP_div, r, ir_count(&c->b, &x.v->type, axes, x.v->type.dtype));
+  return (Val){r, x.weak};
+}
+
+/* reshape(x, [dims]) / broadcast(x, [dims]) / transpose(x, [perm]) */
+static bool shape_list(Ctx *c, Arg *a, const char *fname, Expr **out) {
+  if (a->value->kind != EX_SHAPE) {
+    ERR(c, a->value->loc, "the second argument of '%s' must be a list like [2, n]", fname);
+    return false;
+  }
+  *out = a->value;
+  return true;
+}
+
+static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
+  bool is_t = bi->kind == B_TRANSPOSE;
+  if (!check_arity(c, call, bi->name, is_t ? 1 : 2, 2, NULL))
+    return BAD;
+  Val x = value_arg(c, nth_positional(call, 0)->value);
+  if (!x.v || !not_bool(c, x, call->loc))
+    return BAD;
+  const Type *xt = &x.v->type;
+  Expr *list = NULL;
+  if (count_positional(call) == 2 && !shape_list(c, nth_positional(call, 1), bi->name, &list))
+    return BAD;
+  if (is_t) {
+    int perm[IR_MAX_RANK];
+    if (!list) {
+      for (int k = 0; k < xt->rank; k++)
+        perm[k] = xt->rank - 1 - k;
+    } else {
+      if (list->ndims != xt->rank) {
+        ERR(c, list->loc, "transpose of a rank-%d tensor needs %d axes, got %d", xt->rank,
+            xt->rank, list->ndims);
+        return BAD;
+      }
+      unsigned seen = 0;
+      int k = 0;
+      for (AstDim *d = list->dims; d; d = d->next, k++) {
+        if (d->name || d->bad || d->size >= xt->rank || (seen & (1u << d->size))) {
+          ERR(c, d->loc, "transpose needs a permutation of the axes 0 to %d", xt->rank - 1);
+          return BAD;
+        }
+        seen |= 1u << d->size;
+        perm[k] = (int)d->size;
+      }
+    }
+    return (Val){xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), x.weak};
+  }
+  Type to = ir_scalar(xt->dtype);
+  if (!lower_dims(c, list->dims, list->ndims, list->loc, false, &to))
+    return BAD;
+  if (bi->kind == B_RESHAPE) {
+    if (!ir_reshape_ok(xt, &to)) {
+      ERR(c, call->loc, "cannot reshape %s to %s: the number of elements differs", dstr(c, xt),
+          dstr(c, &to));
+      return BAD;
+    }
+    return (Val){ir_reshape(&c->b, x.v, &to), x.weak};
+  }
+  if (!ir_can_broadcast_to(xt, &to)) {
+    ERR(c, call->loc, "cannot broadcast %s to %s", dstr(c, xt), dstr(c, &to));
+    return BAD;
+  }
+  return (Val){ir_broadcast(&c->b, x.v, &to), x.weak};
+}
+
+/* Bind the callee's sizes to the caller's, argument by argument. */
+static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
+  Function *callee = fn->ir;
+  for (int s = 0; s < c->m->nsyms; s++)
+    map[s] = (Dim){-1, -2}; /* unbound */
+  bool ok = true;
+  for (int k = 0; k < callee->nparams; k++) {
+    Inst *p = callee->params[k];
+    Loc loc = nth_positional(call, k)->value->loc;
+    if (!args[k].v || !not_bool(c, args[k], loc)) {
+      ok = false;
+      continue;
+    }
+    args[k] = concrete(c, args[k], p->type.dtype);
+    const Type *at = &args[k].v->type;
+    if (at->dtype != p->type.dtype) {
+      ERR(c, loc, "argument '%s' of '%s' must be %s, got %s; convert it with %s(...)", p->name,
+          callee->name, ir_dtype_name(p->type.dtype), ir_dtype_name(at->dtype),
+          ir_dtype_name(p->type.dtype));
+      ok = false;
+      continue;
+    }
+    bool fits = at->rank == p->type.rank;
+    for (int j = 0; fits && j < at->rank; j++) {
+      Dim want = p->type.dim[j];
+      if (want.sym < 0)
+        fits = ir_dim_eq(want, at->dim[j]);
+      else if (map[want.sym].sym == -2)
+        map[want.sym] = at->dim[j];
+      else
+        fits = ir_dim_eq(map[want.sym], at->dim[j]);
+    }
+    if (!fits) {
+      char buf[512];
+      ERR(c, loc, "argument '%s' of '%s' has shape %s, which does not match %s%s", p->name,
+          callee->name, dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf),
+          at->rank == p->type.rank ? " (sizes with different names are never assumed equal)"
+                                   : "");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+static Type subst_type(const Type *t, const Dim *map) {
+  Type r = *t;
+  for (int j = 0; j < t->rank; j++)
+    if (t->dim[j].sym >= 0)
+      r.dim[j] = map[t->dim[j].sym];
+  return r;
+}
+
+/* f(args) for a user function, or grad(f, wrt=p)(args) when wrt >= 0. */
+static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
+  if (!check_arity(c, call, fn->ast->name, fn->ast->nparams, fn->ast->nparams, NULL))
+    return BAD;
+  if (!fn->sig_ok)
+    return BAD;
+  int n = fn->ast->nparams;
+  Val *args = ARENA_ARRAY(c->m->arena, Val, n > 0 ? n : 1);
+  bool ok = true;
+  for (int k = 0; k < n; k++) {
+    args[k] = value_arg(c, nth_positional(call, k)->value);
+    ok &= args[k].v != NULL;
+  }
+  Dim *map = ARENA_ARRAY(c->m->arena, Dim, c->m->nsyms + 1);
+  if (!ok || !unify_call(c, call, fn, args, map))
+    return BAD;
+  Inst **vs = ARENA_ARRAY(c->m->arena, Inst *, n > 0 ? n : 1);
+  for (int k = 0; k < n; k++)
+    vs[k] = args[k].v;
+  const Type *rt = wrt >= 0 ? &fn->ir->params[wrt]->type : &fn->ir->results[0]->type;
+  Type t = subst_type(rt, map);
+  Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
+  i->callee = fn->ir;
+  i->wrt = wrt;
+  return (Val){i, false};
+}
+
+/* grad(f, wrt=p)(args...) */
+static Val lower_grad_call(Ctx *c, Expr *outer) {
+  Expr *g = outer->callee;
+  static const char *const kws[] = {"wrt", NULL};
+  if (!check_arity(c, g, "grad", 1, 1, kws))
+    return BAD;
+  Arg *w = keyword(g, "wrt");
+  Expr *fe = nth_positional(g, 0)->value;
+  if (!w) {
+    ERR(c, g->loc, "grad needs the parameter to differentiate with respect to: "
+                   "grad(f, wrt=x)");
+    return BAD;
+  }
+  if (fe->kind != EX_NAME || !find_fn(c, fe->name)) {
+    ERR(c, fe->loc, "the first argument of grad must be the name of a function");
+    return BAD;
+  }
+  FnInfo *fn = find_fn(c, fe->name);
+  if (w->value->kind != EX_NAME) {
+    ERR(c, w->value->loc, "wrt= must name a parameter of '%s'", fn->ast->name);
+    return BAD;
+  }
+  int k = 0;
+  Param *p = fn->ast->params;
+  for (; p && strcmp(p->name, w->value->name) != 0; p = p->next)
+    k++;
+  if (!p) {
+    ERR(c, w->value->loc, "'%s' has no parameter named '%s'", fn->ast->name, w->value->name);
+    return BAD;
+  }
+  if (p->is_const) {
+    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': it is declared const",
+        p->name);
+    return BAD;
+  }
+  if (fn->sig_ok && fn->ast->ret.rank != 0) {
+    ERR(c, fe->loc, "grad needs a function with a scalar result; '%s' returns %s",
+        fn->ast->name, tstr(c, &fn->ir->results[0]->type));
+    return BAD;
+  }
+  return lower_user_call(c, outer, fn, k);
+}
+
+static Val lower_call(Ctx *c, Expr *e) {
+  Expr *callee = e->callee;
+  if (callee->kind == EX_CALL && callee->callee->kind == EX_NAME &&
+      strcmp(callee->callee->name, "grad") == 0)
+    return lower_grad_call(c, e);
+  if (callee->kind == EX_DTYPE) {
+    const char *name = callee->dtype == AST_F64 ? "f64" : "f32";
+    if (!check_arity(c, e, name, 1, 1, NULL))
+      return BAD;
+    Val x = value_arg(c, nth_positional(e, 0)->value);
+    if (!x.v || !not_bool(c, x, e->loc))
+      return BAD;
+    DType dt = callee->dtype == AST_F64 ? DT_F64 : DT_F32;
+    return x.weak ? concrete(c, x, dt) : (Val){ir_convert(&c->b, x.v, dt), false};
+  }
+  if (callee->kind != EX_NAME) {
+    ERR(c, callee->loc, "only functions can be called");
+    return BAD;
+  }
+  const char *name = callee->name;
+  FnInfo *fn = find_fn(c, name);
+  if (fn)
+    return lower_user_call(c, e, fn, -1);
+  const struct Builtin *bi = find_builtin(name);
+  if (!bi) {
+    for (Binding *b = c->scope; b; b = b->up)
+      if (strcmp(b->name, name) == 0) {
+        ERR(c, callee->loc, "'%s' is a value, not a function", name);
+        return BAD;
+      }
+    ERR(c, callee->loc, "unknown function '%s'", name);
+    return BAD;
+  }
+  switch (bi->kind) {
+  case B_GRAD:
+    ERR(c, e->loc, "grad(f, wrt=x) is a function: apply it to arguments, "
+                   "grad(f, wrt=x)(args...)");
+    return BAD;
+  case B_UNARY:
+  case B_STOP:
+  case B_ZEROS:
+  case B_ONES: {
+    if (!check_arity(c, e, name, 1, 1, NULL))
+      return BAD;
+    Val x = value_arg(c, nth_positional(e, 0)->value);
+    if (!x.v || !not_bool(c, x, e->loc))
+      return BAD;
+    if (bi->kind == B_ZEROS || bi->kind == B_ONES)
+      return (Val){ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), x.weak};
+    if (bi->kind == B_STOP && x.weak)
+      return x; /* a literal is a constant already */
+    return (Val){ir_unary(&c->b, bi->op, x.v), x.weak};
+  }
+  case B_BINARY: {
+    if (!check_arity(c, e, name, 2, 2, NULL))
+      return BAD;
+    Val a = value_arg(c, nth_positional(e, 0)->value);
+    Val b = value_arg(c, nth_positional(e, 1)->value);
+    return elementwise2(c, bi->op, a, b, e->loc, arena_printf(c->m->arena, "'%s'", name));
+  }
+  case B_REDUCE:
+  case B_MEAN:
+    return lower_reduce(c, e, bi);
+  case B_SELECT: {
+    if (!check_arity(c, e, name, 3, 3, NULL))
+      return BAD;
+    Val cond = lower_expr(c, nth_positional(e, 0)->value);
+    Val a = value_arg(c, nth_positional(e, 1)->value);
+    Val b = value_arg(c, nth_positional(e, 2)->value);
+    if (!cond.v || !a.v || !b.v)
+      return BAD;
+    if (cond.v->type.dtype != DT_BOOL) {
+      ERR(c, nth_positional(e, 0)->value->loc,
+          "the condition of select must be a comparison, like x > 0");
+      return BAD;
+    }
+    if (!unify_dtypes(c, &a, &b, e->loc, "select") ||
+        !broadcast_pair(c, &a, &b, e->loc, "select"))
+      return BAD;
+    Val cv = {cond.v, false};
+    Type ct;
+    char err[256];
+    if (!ir_broadcast_shapes(c->m, &cv.v->type, &a.v->type, &ct, err, sizeof err)) {
+      ERR(c, e->loc, "shapes %s and %s do not broadcast in select", dstr(c, &cv.v->type),
+          dstr(c, &a.v->type));
+      return BAD;
+    }
+    ct.dtype = DT_BOOL;
+    Type vt = ct;
+    vt.dtype = a.v->type.dtype;
+    Inst *cb = ir_broadcast(&c->b, cv.v, &ct);
+    return (Val){ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
+                           ir_broadcast(&c->b, b.v, &vt)),
+                 a.weak && b.weak};
+  }
+  case B_TRANSPOSE:
+  case B_RESHAPE:
+  case B_BROADCAST:
+    return lower_shape_op(c, e, bi);
+  }
+  die("unhandled builtin %s", name);
+}
+
+static const char *binop_name(BinOp op) {
+  static const char *names[] = {"'+'", "'-'", "'*'", "'/'", "'@'", "'**'",
+                                "'<'", "'<='", "'>'", "'>='", "'=='", "'!='"};
+  return names[op];
+}
+
+static Val lower_binary(Ctx *c, Expr *e) {
+  static const Op ops[] = {OP_add, OP_sub, OP_mul, OP_div, OP_matmul, OP_pow,
+                           OP_lt,  OP_le,  OP_gt,  OP_ge,  OP_eq,     OP_ne};
+  Val a = value_arg(c, e->lhs), b = value_arg(c, e->rhs);
+  if (!a.v || !b.v)
+    return BAD;
+  const char *what = binop_name(e->op);
+  if (e->op != BIN_MATMUL)
+    return elementwise2(c, ops[e->op], a, b, e->loc, what);
+  if (!unify_dtypes(c, &a, &b, e->loc, what))
+    return BAD;
+  Type t;
+  char err[256];
+  if (!ir_matmul_type(c->m, &a.v->type, &b.v->type, &t, err, sizeof err)) {
+    if (a.v->type.rank < 1 || a.v->type.rank > 2 || b.v->type.rank < 1 || b.v->type.rank > 2)
+      ERR(c, e->loc, "'@' needs operands of rank 1 or 2, got %s and %s",
+          tstr(c, &a.v->type), tstr(c, &b.v->type));
+    else
+      ERR(c, e->loc, "shapes %s and %s do not match in '@': the inner sizes differ",
+          dstr(c, &a.v->type), dstr(c, &b.v->type));
+    return BAD;
+  }
+  return (Val){ir_matmul(&c->b, a.v, b.v), a.weak && b.weak};
+}
+
+static Val lower_expr(Ctx *c, Expr *e) {
+  c->b.loc = e->loc;
+  switch (e->kind) {
+  case EX_NUMBER:
+    if (!isfinite(e->num)) {
+      ERR(c, e->loc, "number '%s' is out of range", e->text ? e->text : "?");
+      return BAD;
+    }
+    return (Val){ir_const(&c->b, DT_F64, e->num), true};
+  case EX_NAME:
+    for (Binding *b = c->scope; b; b = b->up)
+      if (strcmp(b->name, e->name) == 0)
+        return b->val;
+    if (find_fn(c, e->name) || find_builtin(e->name))
+      ERR(c, e->loc, "'%s' is a function; call it with arguments, %s(...)", e->name, e->name);
+    else
+      ERR(c, e->loc, "unknown name '%s'", e->name);
+    return BAD;
+  case EX_DTYPE:
+    ERR(c, e->loc, "'%s' can only be used as a conversion, like %s(x)",
+        e->dtype == AST_F64 ? "f64" : "f32", e->dtype == AST_F64 ? "f64" : "f32");
+    return BAD;
+  case EX_SHAPE:
+    ERR(c, e->loc, "a shape list like [2, n] is only valid as the shape argument of "
+                   "reshape, broadcast or transpose");
+    return BAD;
+  case EX_NEG: {
+    Val x = value_arg(c, e->lhs);
+    if (!x.v || !not_bool(c, x, e->loc))
+      return BAD;
+    c->b.loc = e->loc;
+    if (x.weak && x.v->op == OP_const)
+      return (Val){ir_const(&c->b, DT_F64, -x.v->num), true};
+    return (Val){ir_unary(&c->b, OP_neg, x.v), x.weak};
+  }
+  case EX_BINARY:
+    return lower_binary(c, e);
+  case EX_CALL:
+    return lower_call(c, e);
+  }
+  die("bad expression kind %d", e->kind);
+}
+
+/* ---- functions ---- */
+
+/* Check the signature and create the IR function with its parameters. */
+static void declare_function(Ctx *c, FnInfo *fn) {
+  Func *af = fn->ast;
+  c->cur = fn;
+  fn->ir = ir_func_new(c->m, af->name);
+  fn->ir->exported = af->exported;
+  fn->ir->loc = af->loc;
+  bool ok = true;
+  for (Param *p = af->params; p; p = p->next) {
+    for (Param *q = af->params; q != p; q = q->next)
+      if (strcmp(q->name, p->name) == 0) {
+        ERR(c, p->loc, "duplicate parameter '%s' (first declared at line %d)", p->name,
+            q->loc.line);
+        ok = false;
+      }
+    Type t;
+    if (!lower_type(c, &p->type, true, &t)) {
+      ok = false;
+      continue;
+    }
+    ir_add_param(c->m, fn->ir, p->name, t, p->is_const);
+  }
+  Type rt;
+  if (ok && lower_type(c, &af->ret, false, &rt)) {
+    /* A placeholder result carries the declared type until the body is
+     * lowered (callers need it to type their calls). */
+    Builder b = {c->m, fn->ir, NULL, af->loc};
+    Inst *ph = ir_new_inst(&b, OP_param, rt, NULL, 0);
+    ir_unlink(fn->ir, ph);
+    const char *out = "out";
+    ir_set_results(c->m, fn->ir, &ph, &out, 1);
+    fn->sig_ok = true;
+  }
+}
+
+static void lower_body(Ctx *c, FnInfo *fn) {
+  Func *af = fn->ast;
+  c->cur = fn;
+  c->b = (Builder){c->m, fn->ir, NULL, af->loc};
+  c->scope = NULL;
+  for (int k = 0; k < fn->ir->nparams; k++) {
+    Binding *b = ARENA_NEW(c->m->arena, Binding);
+    b->name = fn->ir->params[k]->name;
+    b->val = (Val){fn->ir->params[k], false};
+    b->up = c->scope;
+    c->scope = b;
+  }
+  Type want = fn->ir->results[0]->type;
+  Val ret = BAD;
+  bool returned = false;
+  for (Stmt *s = af->body; s; s = s->next) {
+    if (returned) {
+      ERR(c, s->loc, "nothing may follow the return statement; a function body ends with "
+                     "its only return");
+      break;
+    }
+    Val v = lower_expr(c, s->value);
+    if (v.v && v.v->type.dtype == DT_BOOL && s->kind == ST_RETURN) {
+      not_bool(c, v, s->value->loc);
+      v = BAD;
+    }
+    if (s->kind == ST_LET) {
+      if (s->type && v.v) {
+        Type t;
+        if (lower_type(c, s->type, false, &t)) {
+          v = concrete(c, v, t.dtype);
+          if (!ir_type_eq(&t, &v.v->type)) {
+            ERR(c, s->value->loc, "'%s' is declared %s but the expression is %s", s->name,
+                tstr(c, &t), tstr(c, &v.v->type));
+            v = BAD;
+          }
+        }
+      }
+      Binding *b = ARENA_NEW(c->m->arena, Binding);
+      b->name = s->name;
+      b->val = v;
+      b->up = c->scope;
+      c->scope = b;
+      continue;
+    }
+    returned = true;
+    if (!v.v)
+      continue;
+    v = concrete(c, v, want.dtype);
+    if (!ir_type_eq(&want, &v.v->type))
+      ERR(c, s->value->loc, "'%s' is declared to return %s but this is %s", af->name,
+          tstr(c, &want), tstr(c, &v.v->type));
+    else
+      ret = v;
+  }
+  if (!returned)
+    ERR(c, af->end_loc, "'%s' does not end with a return statement", af->name);
+  if (ret.v)
+    fn->ir->results[0] = ret.v;
+}
+
+/* Calls inside one expression tree, for the recursion check. */
+static void collect_calls(Ctx *c, Expr *e, PtrVec *out) {
+  if (!e)
+    return;
+  if (e->kind == EX_CALL) {
+    Expr *callee = e->callee;
+    if (callee->kind == EX_NAME && find_fn(c, callee->name))
+      vec_push(out, e);
+    if (callee->kind == EX_NAME && strcmp(callee->name, "grad") == 0 && e->args &&
+        e->args->value->kind == EX_NAME && find_fn(c, e->args->value->name))
+      vec_push(out, e->args->value);
+    collect_calls(c, callee, out);
+    for (Arg *a = e->args; a; a = a->next)
+      collect_calls(c, a->value, out);
+  }
+  collect_calls(c, e->lhs, out);
+  collect_calls(c, e->rhs, out);
+}
+
+static const char *callee_name(Expr *e) { return e->kind == EX_CALL ? e->callee->name : e->name; }
+
+/* Depth-first search for a cycle through fn; reports the call that closes
+ * it. Returns true if one was found. */
+static bool find_cycle(Ctx *c, FnInfo *fn) {
+  if (fn->state == 2)
+    return false;
+  fn->state = 1;
+  PtrVec calls = {0};
+  for (Stmt *s = fn->ast->body; s; s = s->next)
+    collect_calls(c, s->value, &calls);
+  bool found = false;
+  for (int i = 0; i < calls.len && !found; i++) {
+    Expr *e = calls.data[i];
+    FnInfo *g = find_fn(c, callee_name(e));
+    if (g->state == 1) {
+      if (g == fn)
+        ERR(c, e->loc, "'%s' calls itself; recursion is not allowed", fn->ast->name);
+      else
+        ERR(c, e->loc, "recursive call: '%s' calls '%s', which leads back to '%s'; recursion "
+                       "is not allowed", fn->ast->name, g->ast->name, fn->ast->name);
+      found = true;
+    } else {
+      found = find_cycle(c, g);
+    }
+  }
+  vec_free(&calls);
+  fn->state = 2;
+  return found;
+}
+
+Module *lower_program(Program *prog, Diag *diag) {
+  Ctx c = {0};
+  c.m = ir_module_new();
+  c.d = diag;
+  c.fns = xmalloc(sizeof(FnInfo) * (size_t)(prog->nfuncs + 1));
+  for (Func *f = prog->funcs; f; f = f->next) {
+    FnInfo *prev = find_fn(&c, f->name);
+    if (prev) {
+      ERR(&c, f->loc, "function '%s' is already defined at line %d", f->name,
+          prev->ast->loc.line);
+      continue;
+    }
+    if (find_builtin(f->name)) {
+      ERR(&c, f->loc, "'%s' is a built-in operation and cannot be redefined", f->name);
+      continue;
+    }
+    c.fns[c.nfns++] = (FnInfo){.ast = f};
+  }
+  /* Exports must not collide with the gradient functions generated for them. */
+  for (int i = 0; i < c.nfns; i++)
+    for (int j = 0; j < c.nfns; j++) {
+      Func *a = c.fns[i].ast, *b = c.fns[j].ast;
+      size_t la = strlen(a->name);
+      if (i != j && a->exported && b->exported && strncmp(a->name, b->name, la) == 0 &&
+          (strcmp(b->name + la, "_grad") == 0 || strcmp(b->name + la, "_vjp") == 0))
+        ERR(&c, b->loc, "export '%s' clashes with the gradient function generated for '%s'",
+            b->name, a->name);
+    }
+  for (int i = 0; i < c.nfns; i++)
+    declare_function(&c, &c.fns[i]);
+  for (int i = 0; i < c.nfns; i++)
+    find_cycle(&c, &c.fns[i]);
+  for (int i = 0; i < c.nfns; i++)
+    if (c.fns[i].sig_ok)
+      lower_body(&c, &c.fns[i]);
+  free(c.fns);
+  if (diag->errors) {
+    ir_module_free(c.m);
+    return NULL;
+  }
+  return c.m;
+}

@@ -1,0 +1,377 @@
+/* Modules, functions, instructions and the typed builders every stage uses
+ * to make new IR. The builders compute result types with the rules of
+ * ir/shape.c and die() if a caller asks for something ill-typed: user errors
+ * are caught earlier, by the checker in frontend/lower.c. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const OpInfo ir_ops[OP_COUNT] = {
+#define OP(name, arity, shape, adjoint, flags) [OP_##name] = {#name, arity, shape, flags},
+#include "ops.def"
+#undef OP
+};
+
+Module *ir_module_new(void) {
+  Arena *a = arena_new();
+  Module *m = ARENA_NEW(a, Module);
+  m->arena = a;
+  return m;
+}
+
+void ir_module_free(Module *m) {
+  if (m) {
+    free(m->syms);
+    arena_free(m->arena);
+  }
+}
+
+int ir_sym(Module *m, const char *name) {
+  for (int i = 0; i < m->nsyms; i++)
+    if (strcmp(m->syms[i], name) == 0)
+      return i;
+  if (m->nsyms == m->capsyms) {
+    m->capsyms = m->capsyms ? 2 * m->capsyms : 16;
+    m->syms = xrealloc(m->syms, sizeof(char *) * (size_t)m->capsyms);
+  }
+  m->syms[m->nsyms] = arena_strdup(m->arena, name);
+  return m->nsyms++;
+}
+
+Function *ir_func_new(Module *m, const char *name) {
+  Function *f = ARENA_NEW(m->arena, Function);
+  f->name = arena_strdup(m->arena, name);
+  Function **p = &m->funcs;
+  while (*p)
+    p = &(*p)->next;
+  *p = f;
+  return f;
+}
+
+Function *ir_find_func(Module *m, const char *name) {
+  for (Function *f = m->funcs; f; f = f->next)
+    if (strcmp(f->name, name) == 0)
+      return f;
+  return NULL;
+}
+
+void ir_remove_func(Module *m, Function *f) {
+  for (Function **p = &m->funcs; *p; p = &(*p)->next)
+    if (*p == f) {
+      *p = f->next;
+      return;
+    }
+}
+
+Inst *ir_add_param(Module *m, Function *f, const char *name, Type t, bool is_const) {
+  Inst *p = ARENA_NEW(m->arena, Inst);
+  p->op = OP_param;
+  p->type = t;
+  p->name = arena_strdup(m->arena, name);
+  p->is_const = is_const;
+  p->wrt = f->nparams;
+  Inst **ps = ARENA_ARRAY(m->arena, Inst *, f->nparams + 1);
+  if (f->nparams)
+    memcpy(ps, f->params, sizeof(Inst *) * (size_t)f->nparams);
+  ps[f->nparams++] = p;
+  f->params = ps;
+  return p;
+}
+
+void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int n) {
+  f->results = ARENA_ARRAY(m->arena, Inst *, n);
+  f->result_names = ARENA_ARRAY(m->arena, const char *, n);
+  for (int i = 0; i < n; i++) {
+    f->results[i] = vals[i];
+    f->result_names[i] = arena_strdup(m->arena, names[i]);
+  }
+  f->nresults = n;
+}
+
+/* ---- types ---- */
+
+Type ir_scalar(DType dt) {
+  Type t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  return t;
+}
+
+Dim ir_lit(int64_t n) { return (Dim){n, -1}; }
+bool ir_dim_is(Dim d, int64_t n) { return d.sym < 0 && d.size == n; }
+
+bool ir_dim_eq(Dim a, Dim b) {
+  return a.sym >= 0 || b.sym >= 0 ? a.sym == b.sym : a.size == b.size;
+}
+
+bool ir_shape_eq(const Type *a, const Type *b) {
+  if (a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++)
+    if (!ir_dim_eq(a->dim[i], b->dim[i]))
+      return false;
+  return true;
+}
+
+bool ir_type_eq(const Type *a, const Type *b) {
+  return a->dtype == b->dtype && ir_shape_eq(a, b);
+}
+
+int64_t ir_static_numel(const Type *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->dim[i].sym >= 0)
+      return -1;
+    n *= t->dim[i].size;
+  }
+  return n;
+}
+
+const char *ir_dtype_name(DType dt) {
+  switch (dt) {
+  case DT_F32: return "f32";
+  case DT_F64: return "f64";
+  case DT_BOOL: return "bool";
+  }
+  return "?";
+}
+
+char *ir_dims_str(const Module *m, const Type *t, char *buf, size_t len) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf + n, len - n, "[");
+  for (int i = 0; i < t->rank && n < len; i++) {
+    const char *sep = i ? ", " : "";
+    if (t->dim[i].sym >= 0)
+      n += (size_t)snprintf(buf + n, len - n, "%s%s", sep, m->syms[t->dim[i].sym]);
+    else
+      n += (size_t)snprintf(buf + n, len - n, "%s%lld", sep, (long long)t->dim[i].size);
+  }
+  if (n < len)
+    snprintf(buf + n, len - n, "]");
+  return buf;
+}
+
+char *ir_type_str(const Module *m, const Type *t, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s", ir_dtype_name(t->dtype));
+  if (t->rank > 0 && (size_t)n < len)
+    ir_dims_str(m, t, buf + n, len - (size_t)n);
+  return buf;
+}
+
+/* ---- instructions ---- */
+
+void ir_insert_before(Function *f, Inst *at, Inst *i) {
+  if (!at) {
+    i->prev = f->last;
+    i->next = NULL;
+    if (f->last)
+      f->last->next = i;
+    else
+      f->first = i;
+    f->last = i;
+    return;
+  }
+  i->next = at;
+  i->prev = at->prev;
+  if (at->prev)
+    at->prev->next = i;
+  else
+    f->first = i;
+  at->prev = i;
+}
+
+void ir_unlink(Function *f, Inst *i) {
+  if (i->prev)
+    i->prev->next = i->next;
+  else
+    f->first = i->next;
+  if (i->next)
+    i->next->prev = i->prev;
+  else
+    f->last = i->prev;
+  i->prev = i->next = NULL;
+}
+
+Inst *ir_new_inst(Builder *b, Op op, Type type, Inst **args, int nargs) {
+  Inst *i = ARENA_NEW(b->m->arena, Inst);
+  i->op = op;
+  i->type = type;
+  i->nargs = nargs;
+  i->args = ARENA_ARRAY(b->m->arena, Inst *, nargs > 0 ? nargs : 1);
+  for (int k = 0; k < nargs; k++) {
+    if (!args[k])
+      die("%s: operand %d is NULL", ir_ops[op].name, k);
+    i->args[k] = args[k];
+  }
+  i->loc = b->loc;
+  ir_insert_before(b->f, b->before, i);
+  return i;
+}
+
+Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args) {
+  Inst *c = ir_new_inst(b, i->op, i->type, args, i->nargs);
+  c->num = i->num;
+  c->axes = i->axes;
+  memcpy(c->perm, i->perm, sizeof c->perm);
+  c->attr = i->attr;
+  c->callee = i->callee;
+  c->wrt = i->wrt;
+  c->name = i->name;
+  c->loc = i->loc;
+  return c;
+}
+
+void ir_replace_uses(Function *f, Inst *old, Inst *with) {
+  for (Inst *i = f->first; i; i = i->next)
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k] == old)
+        i->args[k] = with;
+  for (int k = 0; k < f->nresults; k++)
+    if (f->results[k] == old)
+      f->results[k] = with;
+}
+
+void ir_count_uses(Function *f) {
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->nuses = 0;
+  for (Inst *i = f->first; i; i = i->next)
+    i->nuses = 0;
+  for (Inst *i = f->first; i; i = i->next)
+    for (int k = 0; k < i->nargs; k++)
+      i->args[k]->nuses++;
+  for (int k = 0; k < f->nresults; k++)
+    f->results[k]->nuses++;
+}
+
+int ir_renumber(Function *f) {
+  int n = 0;
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->id = -1;
+  for (Inst *i = f->first; i; i = i->next)
+    i->id = n++;
+  return n;
+}
+
+int ir_num_insts(const Function *f) {
+  int n = 0;
+  for (const Inst *i = f->first; i; i = i->next)
+    n++;
+  return n;
+}
+
+/* ---- typed builders ---- */
+
+static Inst *build(Builder *b, Op op, Inst **args, int nargs, Inst proto) {
+  Inst tmp = proto;
+  tmp.op = op;
+  tmp.args = args;
+  tmp.nargs = nargs;
+  char err[256];
+  Type t;
+  if (!ir_infer_type(b->m, &tmp, &t, err, sizeof err))
+    die("building %s: %s", ir_ops[op].name, err);
+  Inst *i = ir_new_inst(b, op, t, args, nargs);
+  i->axes = proto.axes;
+  memcpy(i->perm, proto.perm, sizeof i->perm);
+  i->num = proto.num;
+  i->attr = proto.attr;
+  return i;
+}
+
+Inst *ir_const(Builder *b, DType dt, double v) {
+  Inst *i = ir_new_inst(b, OP_const, ir_scalar(dt), NULL, 0);
+  i->num = v;
+  return i;
+}
+
+Inst *ir_const_like(Builder *b, const Type *t, double v) {
+  return ir_broadcast(b, ir_const(b, t->dtype, v), t);
+}
+
+Inst *ir_unary(Builder *b, Op op, Inst *x) {
+  Inst proto = {0};
+  return build(b, op, &x, 1, proto);
+}
+
+Inst *ir_binary(Builder *b, Op op, Inst *x, Inst *y) {
+  Inst *args[2] = {x, y};
+  Inst proto = {0};
+  return build(b, op, args, 2, proto);
+}
+
+Inst *ir_select(Builder *b, Inst *c, Inst *x, Inst *y) {
+  Inst *args[3] = {c, x, y};
+  Inst proto = {0};
+  return build(b, OP_select, args, 3, proto);
+}
+
+Inst *ir_convert(Builder *b, Inst *x, DType dt) {
+  if (x->type.dtype == dt)
+    return x;
+  Type t = x->type;
+  t.dtype = dt;
+  return ir_new_inst(b, OP_convert, t, &x, 1);
+}
+
+Inst *ir_broadcast(Builder *b, Inst *x, const Type *to) {
+  if (ir_shape_eq(&x->type, to))
+    return x;
+  if (!ir_can_broadcast_to(&x->type, to))
+    die("cannot broadcast");
+  Type t = *to;
+  t.dtype = x->type.dtype;
+  return ir_new_inst(b, OP_broadcast, t, &x, 1);
+}
+
+Inst *ir_reshape(Builder *b, Inst *x, const Type *to) {
+  if (ir_shape_eq(&x->type, to))
+    return x;
+  if (!ir_reshape_ok(&x->type, to))
+    die("bad reshape");
+  Type t = *to;
+  t.dtype = x->type.dtype;
+  return ir_new_inst(b, OP_reshape, t, &x, 1);
+}
+
+Inst *ir_transpose(Builder *b, Inst *x, const int *perm) {
+  Inst proto = {0};
+  memcpy(proto.perm, perm, sizeof(int) * (size_t)x->type.rank);
+  return build(b, OP_transpose, &x, 1, proto);
+}
+
+Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes) {
+  if (axes == 0)
+    return x;
+  Inst proto = {0};
+  proto.axes = axes;
+  return build(b, op, &x, 1, proto);
+}
+
+Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt) {
+  Inst *i = ir_new_inst(b, OP_count, ir_scalar(dt), NULL, 0);
+  for (int k = 0; k < x->rank; k++)
+    if (axes & (1u << k))
+      i->attr.dim[i->attr.rank++] = x->dim[k];
+  i->attr.dtype = dt;
+  return i;
+}
+
+Inst *ir_matmul(Builder *b, Inst *x, Inst *y) {
+  Inst *args[2] = {x, y};
+  Inst proto = {0};
+  return build(b, OP_matmul, args, 2, proto);
+}
+
+Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to) {
+  if (ir_shape_eq(&x->type, to))
+    return x;
+  /* Axes broadcasting added on the left, and literal-1 axes it stretched. */
+  int lead = x->type.rank - to->rank;
+  unsigned axes = 0;
+  for (int k = 0; k < x->type.rank; k++)
+    if (k < lead || (ir_dim_is(to->dim[k - lead], 1) && !ir_dim_is(x->type.dim[k], 1)))
+      axes |= 1u << k;
+  Inst *s = ir_reduce(b, OP_sum, x, axes);
+  return ir_reshape(b, s, to);
+}

@@ -1,0 +1,203 @@
+/* The sgc IR: read this first.
+ *
+ * A Module is a list of Funcs. A Function is a straight-line SSA program over
+ * tensors: its parameters and instructions are all `Inst`s, each defining one
+ * value with a dtype and a shape. Sizes may be symbolic (`n`), bound by the
+ * arguments when the generated code runs. There is no control flow: the
+ * language has none, and calls between user functions are inlined when the
+ * AST is lowered (docs/internals.md says why).
+ *
+ * Elementwise instructions take operands of exactly their own shape; the
+ * lowering makes NumPy broadcasting explicit with `broadcast`, so that every
+ * adjoint rule is local and `broadcast`'s adjoint (a sum) is the only place
+ * where broadcasting meets differentiation.
+ *
+ *   func @xent(%w: f32[k, d], %x: const f32[d], %y: const f32[k]) -> f32 {
+ *     %0 = matmul %w, %x : f32[k]
+ *     %1 = max %0 {axes=[0]} : f32
+ *     ...
+ *     ret %9
+ *   }
+ *
+ * The operations are listed once, with their shape rule, adjoint and flags,
+ * in ir/ops.def. */
+#ifndef SGC_IR_H
+#define SGC_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util.h"
+
+enum { IR_MAX_RANK = 8 };
+
+typedef enum { DT_F32 = 1, DT_F64 = 2, DT_BOOL = 3 } DType; /* = sg_dtype */
+
+/* One dimension: a literal size, or the symbolic size Module.syms[sym]. */
+typedef struct Dim {
+  int64_t size; /* when sym < 0 */
+  int sym;      /* -1 for a literal */
+} Dim;
+
+typedef struct Type {
+  DType dtype;
+  int rank;
+  Dim dim[IR_MAX_RANK]; /* dim[0] is the outermost */
+} Type;
+
+typedef enum {
+#define OP(name, ...) OP_##name,
+#include "ops.def"
+#undef OP
+  OP_COUNT
+} Op;
+
+enum { F_ELEM = 1, F_INDEX = 2, F_UNSAFE = 4, F_COMMUTE = 8 };
+
+typedef enum {
+  SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL,
+} ShapeRule;
+
+typedef struct OpInfo {
+  const char *name;
+  int arity;
+  ShapeRule shape;
+  int flags;
+} OpInfo;
+extern const OpInfo ir_ops[OP_COUNT];
+
+typedef struct Function Function;
+typedef struct Inst Inst;
+
+/* An instruction and the value it defines. Parameters are Insts too
+ * (op == OP_param), kept in Function.params rather than the body list. */
+struct Inst {
+  Op op;
+  Type type;
+  Inst **args;
+  int nargs;
+  /* attributes; which ones an op uses is fixed by ops.def */
+  double num;               /* const: the value */
+  unsigned axes;            /* sum/max/min: bit i set = axis i reduced */
+  int perm[IR_MAX_RANK];    /* transpose: result axis i is operand axis perm[i] */
+  Type attr;                /* count: the dims whose product it is */
+  Function *callee;             /* grad: the function differentiated */
+  int wrt;                  /* grad: the parameter index, param: its index */
+  bool is_const;            /* param: declared `const` */
+  const char *name;         /* param: its name; others: optional hint */
+  Loc loc;                  /* where in the .sg source it came from */
+
+  bool active;              /* set by passes/activity.c for the AD pass */
+  int id;                   /* number for printing, set by ir_renumber */
+  int nuses;                /* set by ir_count_uses */
+  void *aux;                /* scratch for the pass that is running */
+  Inst *prev, *next;        /* body order */
+};
+
+typedef enum { FN_PLAIN, FN_GRAD, FN_VJP } FuncKind;
+
+struct Function {
+  const char *name;
+  bool exported;
+  FuncKind kind;
+  Inst **params;
+  int nparams;
+  Inst *first, *last;       /* the body */
+  Inst **results;           /* what `ret` returns */
+  const char **result_names;/* "out", "d_w", ... (the C ABI's names) */
+  int nresults;
+  Loc loc;
+  int mark;                 /* scratch for the pass that is running */
+  Function *next;
+};
+
+typedef struct Module {
+  Arena *arena;
+  Function *funcs;
+  const char **syms;        /* names of symbolic sizes, interned */
+  int nsyms, capsyms;
+} Module;
+
+/* ---- module and types (ir/ir.c) ---- */
+Module *ir_module_new(void);
+void ir_module_free(Module *m);
+int ir_sym(Module *m, const char *name);        /* intern a size name */
+Function *ir_func_new(Module *m, const char *name);  /* appended to m->funcs */
+Function *ir_find_func(Module *m, const char *name);
+Inst *ir_add_param(Module *m, Function *f, const char *name, Type t, bool is_const);
+void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int n);
+void ir_remove_func(Module *m, Function *f);
+
+Type ir_scalar(DType dt);
+bool ir_dim_eq(Dim a, Dim b);
+bool ir_type_eq(const Type *a, const Type *b);   /* dtype and every dim */
+bool ir_shape_eq(const Type *a, const Type *b);  /* dims only */
+Dim ir_lit(int64_t n);
+bool ir_dim_is(Dim d, int64_t n);                /* literal n */
+int64_t ir_static_numel(const Type *t);          /* -1 if symbolic */
+const char *ir_dtype_name(DType dt);
+/* "f32[k, 4]" into buf; returns buf */
+char *ir_type_str(const Module *m, const Type *t, char *buf, size_t len);
+char *ir_dims_str(const Module *m, const Type *t, char *buf, size_t len); /* "[k, 4]" */
+
+/* ---- instructions (ir/ir.c) ---- */
+/* Where new instructions go: before `before`, or at the end when NULL. */
+typedef struct Builder {
+  Module *m;
+  Function *f;
+  Inst *before;
+  Loc loc; /* given to every new instruction */
+} Builder;
+
+Inst *ir_new_inst(Builder *b, Op op, Type type, Inst **args, int nargs);
+/* A copy of i (attributes included) with operands `args`. */
+Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args);
+void ir_insert_before(Function *f, Inst *at, Inst *i); /* at NULL: append */
+void ir_unlink(Function *f, Inst *i);
+void ir_replace_uses(Function *f, Inst *old, Inst *with); /* operands and results */
+void ir_count_uses(Function *f);                          /* sets Inst.nuses */
+int ir_renumber(Function *f);                             /* sets Inst.id */
+int ir_num_insts(const Function *f);
+
+/* Builders that work out the result type (and die() on a shape error:
+ * callers check first, with the rules in ir/shape.c). */
+Inst *ir_const(Builder *b, DType dt, double v);
+Inst *ir_const_like(Builder *b, const Type *t, double v); /* broadcast const */
+Inst *ir_unary(Builder *b, Op op, Inst *x);
+Inst *ir_binary(Builder *b, Op op, Inst *x, Inst *y);   /* same shapes */
+Inst *ir_select(Builder *b, Inst *c, Inst *x, Inst *y);
+Inst *ir_convert(Builder *b, Inst *x, DType dt);
+Inst *ir_broadcast(Builder *b, Inst *x, const Type *to);  /* no-op if same */
+Inst *ir_reshape(Builder *b, Inst *x, const Type *to);    /* no-op if same */
+Inst *ir_transpose(Builder *b, Inst *x, const int *perm);
+Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes);
+Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
+Inst *ir_matmul(Builder *b, Inst *x, Inst *y);
+/* The sum of x over the axes broadcasting added, back to type `to`. */
+Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to);
+
+/* ---- shape rules (ir/shape.c) ----
+ * Each returns false and writes a message (no location) on error. */
+bool ir_broadcast_shapes(const Module *m, const Type *a, const Type *b, Type *out,
+                         char *err, size_t errlen);
+bool ir_can_broadcast_to(const Type *from, const Type *to);
+bool ir_matmul_type(const Module *m, const Type *a, const Type *b, Type *out,
+                    char *err, size_t errlen);
+Type ir_reduce_type(const Type *x, unsigned axes);
+Type ir_transpose_type(const Type *x, const int *perm);
+bool ir_reshape_ok(const Type *from, const Type *to);
+/* The result type `i` must have given its operands, or false with a message. */
+bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen);
+
+/* ---- printing, parsing, checking ---- */
+void ir_print_func(FILE *out, Module *m, Function *f);
+void ir_print_module(FILE *out, Module *m);
+/* Parse textual IR (the printer's format) into a new module; NULL after
+ * reporting errors to `diag`. */
+Module *ir_parse(Diag *diag, const char *src, size_t len);
+/* Check every invariant; prints "verifier: @f: %3 = ...: message" for each
+ * violation to stderr and returns the number found. */
+int ir_verify(Module *m, const char *after_pass);
+
+#endif

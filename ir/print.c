@@ -1,0 +1,109 @@
+/* The textual IR (spec section 8), one instruction per line:
+ *
+ *   export func @f(%x: f32[n], %y: const f32) -> (out: f32, d_x: f32[n]) {
+ *     %0 = exp %x : f32[n]
+ *     %1 = sum %0 {axes=[0]} : f32
+ *     ret %1, %0
+ *   }
+ *
+ * Attributes follow the operands in braces. ir/parse.c reads this format
+ * back; printing what it parsed gives the same text. */
+#include <string.h>
+
+#include "ir.h"
+
+static void print_type(FILE *out, const Module *m, const Type *t) {
+  char buf[512];
+  fputs(ir_type_str(m, t, buf, sizeof buf), out);
+}
+
+static void print_value(FILE *out, const Inst *v) {
+  if (v->op == OP_param)
+    fprintf(out, "%%%s", v->name);
+  else
+    fprintf(out, "%%%d", v->id);
+}
+
+static void print_axes(FILE *out, unsigned axes) {
+  fputs("{axes=[", out);
+  const char *sep = "";
+  for (int k = 0; k < IR_MAX_RANK; k++)
+    if (axes & (1u << k)) {
+      fprintf(out, "%s%d", sep, k);
+      sep = ", ";
+    }
+  fputs("]}", out);
+}
+
+static void print_inst(FILE *out, const Module *m, const Inst *i) {
+  fprintf(out, "  %%%d = %s", i->id, ir_ops[i->op].name);
+  if (i->op == OP_grad || i->op == OP_call)
+    fprintf(out, " @%s", i->callee->name);
+  if (i->op == OP_const)
+    fprintf(out, " %.17g", i->num);
+  if (i->op == OP_count) {
+    char buf[512];
+    fprintf(out, " %s", ir_dims_str(m, &i->attr, buf, sizeof buf));
+  }
+  for (int k = 0; k < i->nargs; k++) {
+    fputs(k ? ", " : " ", out);
+    print_value(out, i->args[k]);
+  }
+  switch (ir_ops[i->op].shape) {
+  case SH_REDUCE:
+    fputc(' ', out);
+    print_axes(out, i->axes);
+    break;
+  case SH_TRANSPOSE:
+    fputs(" {perm=[", out);
+    for (int k = 0; k < i->type.rank; k++)
+      fprintf(out, "%s%d", k ? ", " : "", i->perm[k]);
+    fputs("]}", out);
+    break;
+  default:
+    break;
+  }
+  if (i->op == OP_grad)
+    fprintf(out, " {wrt=%d}", i->wrt);
+  fputs(" : ", out);
+  print_type(out, m, &i->type);
+  fputc('\n', out);
+}
+
+void ir_print_func(FILE *out, Module *m, Function *f) {
+  ir_renumber(f);
+  fprintf(out, "%sfunc @%s(", f->exported ? "export " : "", f->name);
+  for (int k = 0; k < f->nparams; k++) {
+    Inst *p = f->params[k];
+    fprintf(out, "%s%%%s: %s", k ? ", " : "", p->name, p->is_const ? "const " : "");
+    print_type(out, m, &p->type);
+  }
+  fputs(") -> ", out);
+  bool plain = f->nresults == 1 && strcmp(f->result_names[0], "out") == 0;
+  if (!plain)
+    fputc('(', out);
+  for (int k = 0; k < f->nresults; k++) {
+    if (!plain)
+      fprintf(out, "%s%s: ", k ? ", " : "", f->result_names[k]);
+    print_type(out, m, &f->results[k]->type);
+  }
+  if (!plain)
+    fputc(')', out);
+  fputs(" {\n", out);
+  for (Inst *i = f->first; i; i = i->next)
+    print_inst(out, m, i);
+  fputs("  ret", out);
+  for (int k = 0; k < f->nresults; k++) {
+    fputs(k ? ", " : " ", out);
+    print_value(out, f->results[k]);
+  }
+  fputs("\n}\n", out);
+}
+
+void ir_print_module(FILE *out, Module *m) {
+  for (Function *f = m->funcs; f; f = f->next) {
+    ir_print_func(out, m, f);
+    if (f->next)
+      fputc('\n', out);
+  }
+}

@@ -1,0 +1,183 @@
+/* Shape rules: the one place that decides which shapes go together. The
+ * checker (frontend/lower.c) calls them to report user errors, the builders
+ * (ir/ir.c) to type new instructions, and the verifier to check the IR.
+ *
+ * Symbolic sizes are never assumed equal to anything but themselves: `n` and
+ * `m`, or `n` and `4`, do not match (spec section 5), except that a literal 1
+ * broadcasts against anything. */
+#include <string.h>
+
+#include "ir.h"
+
+#define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), false)
+
+bool ir_broadcast_shapes(const Module *m, const Type *a, const Type *b, Type *out,
+                         char *err, size_t errlen) {
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  Type t = ir_scalar(a->dtype);
+  t.rank = r;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - a->rank), ib = i - (r - b->rank);
+    Dim da = ia >= 0 ? a->dim[ia] : ir_lit(1);
+    Dim db = ib >= 0 ? b->dim[ib] : ir_lit(1);
+    if (ir_dim_eq(da, db) || ir_dim_is(db, 1))
+      t.dim[i] = da;
+    else if (ir_dim_is(da, 1))
+      t.dim[i] = db;
+    else {
+      char sa[128], sb[128];
+      return FAIL("shapes %s and %s do not broadcast", ir_dims_str(m, a, sa, sizeof sa),
+                  ir_dims_str(m, b, sb, sizeof sb));
+    }
+  }
+  *out = t;
+  return true;
+}
+
+bool ir_can_broadcast_to(const Type *from, const Type *to) {
+  if (from->rank > to->rank)
+    return false;
+  int lead = to->rank - from->rank;
+  for (int i = 0; i < from->rank; i++)
+    if (!ir_dim_eq(from->dim[i], to->dim[i + lead]) && !ir_dim_is(from->dim[i], 1))
+      return false;
+  return true;
+}
+
+bool ir_matmul_type(const Module *m, const Type *a, const Type *b, Type *out, char *err,
+                    size_t errlen) {
+  char sa[128], sb[128];
+  if (a->rank < 1 || a->rank > 2 || b->rank < 1 || b->rank > 2)
+    return FAIL("'@' needs operands of rank 1 or 2, got %s and %s",
+                ir_dims_str(m, a, sa, sizeof sa), ir_dims_str(m, b, sb, sizeof sb));
+  Dim ka = a->dim[a->rank - 1], kb = b->dim[0];
+  if (!ir_dim_eq(ka, kb))
+    return FAIL("'@' contracts %s with %s: inner sizes differ",
+                ir_dims_str(m, a, sa, sizeof sa), ir_dims_str(m, b, sb, sizeof sb));
+  Type t = ir_scalar(a->dtype);
+  if (a->rank == 2)
+    t.dim[t.rank++] = a->dim[0];
+  if (b->rank == 2)
+    t.dim[t.rank++] = b->dim[1];
+  *out = t;
+  return true;
+}
+
+Type ir_reduce_type(const Type *x, unsigned axes) {
+  Type t = ir_scalar(x->dtype);
+  for (int i = 0; i < x->rank; i++)
+    if (!(axes & (1u << i)))
+      t.dim[t.rank++] = x->dim[i];
+  return t;
+}
+
+Type ir_transpose_type(const Type *x, const int *perm) {
+  Type t = *x;
+  for (int i = 0; i < x->rank; i++)
+    t.dim[i] = x->dim[perm[i]];
+  return t;
+}
+
+/* Element counts agree: the same literal product and the same multiset of
+ * symbolic names (section 5). */
+bool ir_reshape_ok(const Type *from, const Type *to) {
+  int64_t pa = 1, pb = 1;
+  int syms[2 * IR_MAX_RANK], ns = 0;
+  for (int i = 0; i < from->rank; i++) {
+    if (from->dim[i].sym >= 0)
+      syms[ns++] = from->dim[i].sym;
+    else if (__builtin_mul_overflow(pa, from->dim[i].size, &pa))
+      return false;
+  }
+  for (int i = 0; i < to->rank; i++) {
+    if (to->dim[i].sym < 0) {
+      if (__builtin_mul_overflow(pb, to->dim[i].size, &pb))
+        return false;
+      continue;
+    }
+    int k = 0;
+    while (k < ns && syms[k] != to->dim[i].sym)
+      k++;
+    if (k == ns)
+      return false;
+    syms[k] = syms[--ns];
+  }
+  return ns == 0 && pa == pb;
+}
+
+static bool is_perm(const int *perm, int rank) {
+  unsigned seen = 0;
+  for (int i = 0; i < rank; i++) {
+    if (perm[i] < 0 || perm[i] >= rank || (seen & (1u << perm[i])))
+      return false;
+    seen |= 1u << perm[i];
+  }
+  return true;
+}
+
+bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen) {
+  const OpInfo *info = &ir_ops[i->op];
+  if (info->arity >= 0 && i->nargs != info->arity)
+    return FAIL("%s takes %d operands, got %d", info->name, info->arity, i->nargs);
+  Inst *const *a = i->args;
+  char s1[128], s2[128];
+  switch (info->shape) {
+  case SH_GIVEN:
+    *out = i->type;
+    if (i->op == OP_const || i->op == OP_count) {
+      if (i->type.rank != 0 || i->type.dtype == DT_BOOL)
+        return FAIL("%s must be a float scalar", info->name);
+    } else if (i->op == OP_convert) {
+      if (!ir_shape_eq(&a[0]->type, &i->type) || a[0]->type.dtype == DT_BOOL ||
+          i->type.dtype == DT_BOOL)
+        return FAIL("convert changes only the float dtype");
+    } else if (i->op == OP_broadcast) {
+      if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
+        return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
+                    ir_type_str(m, &i->type, s2, sizeof s2));
+    } else if (i->op == OP_reshape) {
+      if (!ir_reshape_ok(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
+        return FAIL("cannot reshape %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
+                    ir_type_str(m, &i->type, s2, sizeof s2));
+    }
+    return true;
+  case SH_SAME:
+  case SH_CMP:
+    for (int k = 0; k < i->nargs; k++) {
+      if (a[k]->type.dtype == DT_BOOL)
+        return FAIL("%s needs float operands", info->name);
+      if (!ir_type_eq(&a[k]->type, &a[0]->type))
+        return FAIL("%s operands differ: %s and %s", info->name,
+                    ir_type_str(m, &a[0]->type, s1, sizeof s1),
+                    ir_type_str(m, &a[k]->type, s2, sizeof s2));
+    }
+    *out = a[0]->type;
+    if (info->shape == SH_CMP)
+      out->dtype = DT_BOOL;
+    return true;
+  case SH_SELECT:
+    if (a[0]->type.dtype != DT_BOOL)
+      return FAIL("select needs a bool condition");
+    if (!ir_shape_eq(&a[0]->type, &a[1]->type) || !ir_type_eq(&a[1]->type, &a[2]->type))
+      return FAIL("select operands differ");
+    *out = a[1]->type;
+    return true;
+  case SH_REDUCE:
+    if (a[0]->type.dtype == DT_BOOL)
+      return FAIL("%s needs a float operand", info->name);
+    if (i->axes == 0 || (i->axes >> a[0]->type.rank) != 0)
+      return FAIL("%s: bad axes for rank %d", info->name, a[0]->type.rank);
+    *out = ir_reduce_type(&a[0]->type, i->axes);
+    return true;
+  case SH_TRANSPOSE:
+    if (!is_perm(i->perm, a[0]->type.rank))
+      return FAIL("transpose: not a permutation of %d axes", a[0]->type.rank);
+    *out = ir_transpose_type(&a[0]->type, i->perm);
+    return true;
+  case SH_MATMUL:
+    if (a[0]->type.dtype != a[1]->type.dtype || a[0]->type.dtype == DT_BOOL)
+      return FAIL("matmul operands must have one float dtype");
+    return ir_matmul_type(m, &a[0]->type, &a[1]->type, out, err, errlen);
+  }
+  return FAIL("unknown op");
+}

@@ -1,0 +1,210 @@
+/* Arena, diagnostics, die() and small helpers shared by every stage. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Arena ---- */
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+} Chunk;
+
+struct Arena {
+  Chunk *head;
+};
+
+Arena *arena_new(void) {
+  Arena *a = xmalloc(sizeof *a);
+  a->head = NULL;
+  return a;
+}
+
+void arena_free(Arena *a) {
+  if (!a)
+    return;
+  for (Chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    free(c);
+  }
+  free(a);
+}
+
+void *arena_alloc(Arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  Chunk *c = a->head;
+  if (!c || c->cap - c->used < size) {
+    size_t cap = size > 65536 ? size : 65536;
+    c = xmalloc(sizeof *c + cap);
+    c->used = 0;
+    c->cap = cap;
+    c->next = a->head;
+    a->head = c;
+  }
+  void *p = c->data + c->used;
+  c->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+  char *p = arena_alloc(a, n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = arena_alloc(a, (size_t)n + 1);
+  vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return p;
+}
+
+/* ---- Diagnostics ---- */
+
+void diag_init(Diag *d, const char *file, const char *src, size_t len) {
+  memset(d, 0, sizeof *d);
+  d->file = file;
+  d->src = src;
+  d->len = len;
+}
+
+/* Print source line `line` and a caret under column `col`. Tabs in the line
+ * are copied into the caret's indentation so the caret lines up. */
+static void quote_line(const Diag *d, int line, int col) {
+  if (!d->src || line <= 0)
+    return;
+  const char *p = d->src, *end = d->src + d->len;
+  for (int l = 1; l < line && p < end; p++)
+    if (*p == '\n')
+      l++;
+  const char *e = p;
+  while (e < end && *e != '\n')
+    e++;
+  if (e > p && e[-1] == '\r')
+    e--;
+  /* Very long lines are cut around the caret so output stays readable. */
+  size_t n = (size_t)(e - p), c = col > 0 ? (size_t)col - 1 : 0;
+  size_t from = 0;
+  if (n > 200 && c > 100)
+    from = c - 100 < n ? c - 100 : n;
+  size_t to = n - from > 200 ? from + 200 : n;
+  for (size_t i = from; i < to; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    fputc(ch == '\t' || ch >= 32 ? ch : ' ', stderr);
+  }
+  fputc('\n', stderr);
+  for (size_t i = from; i < c && i < n; i++)
+    fputc(p[i] == '\t' ? '\t' : ' ', stderr);
+  fputs("^\n", stderr);
+}
+
+void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap) {
+  d->errors++;
+  int max = d->max_errors ? d->max_errors : 50;
+  if (d->errors > max) {
+    if (d->errors == max + 1)
+      fprintf(stderr, "%s: error: too many errors, stopping\n", d->file);
+    return;
+  }
+  if (loc.line > 0)
+    fprintf(stderr, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
+  else
+    fprintf(stderr, "%s: error: ", d->file);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  quote_line(d, loc.line, loc.col);
+}
+
+void diag_error(Diag *d, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(d, loc, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- Internal errors ---- */
+
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...) {
+  fprintf(stderr, "sgc: internal error at %s:%d: ", file, line);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  abort();
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "sgc: out of memory\n");
+    exit(3);
+  }
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "sgc: out of memory\n");
+    exit(3);
+  }
+  return p;
+}
+
+void vec_push(PtrVec *v, void *p) {
+  if (v->len == v->cap) {
+    v->cap = v->cap ? 2 * v->cap : 8;
+    v->data = xrealloc(v->data, sizeof(void *) * (size_t)v->cap);
+  }
+  v->data[v->len++] = p;
+}
+
+void vec_free(PtrVec *v) {
+  free(v->data);
+  v->data = NULL;
+  v->len = v->cap = 0;
+}
+
+char *read_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = xmalloc(cap + 1);
+  for (;;) {
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (n < cap) {
+      if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        if (f != stdin)
+          fclose(f);
+        errno = e ? e : EIO;
+        return NULL;
+      }
+      break;
+    }
+    cap *= 2;
+    buf = xrealloc(buf, cap + 1);
+  }
+  if (f != stdin)
+    fclose(f);
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}

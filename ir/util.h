@@ -1,0 +1,62 @@
+/* Support every stage shares: source locations, the arena, the two error
+ * channels (user diagnostics with a caret; die() for internal bugs) and a
+ * growable array. */
+#ifndef SGC_UTIL_H
+#define SGC_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* 1-based line and column of a token in the source. line == 0: unknown. */
+typedef struct Loc {
+  int line, col;
+} Loc;
+
+/* ---- Arena: everything in the AST and the IR is freed at once. ---- */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* ---- User errors: "file:line:col: error: msg", the line, a caret. ---- */
+typedef struct Diag {
+  const char *file; /* as named on the command line */
+  const char *src;  /* the whole input, for quoting the offending line */
+  size_t len;
+  int errors;
+  int max_errors; /* stop printing after this many (0: 50) */
+} Diag;
+void diag_init(Diag *d, const char *file, const char *src, size_t len);
+void diag_error(Diag *d, Loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap);
+
+/* ---- Internal bugs: name the compiler's own file and line, abort. ---- */
+#define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+
+/* ---- Growable array of pointers, backed by malloc (freed explicitly). ---- */
+typedef struct PtrVec {
+  void **data;
+  int len, cap;
+} PtrVec;
+void vec_push(PtrVec *v, void *p);
+void vec_free(PtrVec *v);
+
+/* Read a whole file (or stdin for "-"); NULL and errno on failure. */
+char *read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,45 @@
+/* Activity analysis: which values get an adjoint.
+ *
+ * A value is active when it is *varied* (it depends on a parameter being
+ * differentiated, through operations whose derivative is not identically
+ * zero) and *useful* (the result depends on it, again through such
+ * operations). stop_gradient's result is never varied, nor is anything fed
+ * only by `const` parameters, literals, comparisons, sign/floor/ceil/round:
+ * the AD pass builds no adjoint code for any of them, so no NaN or infinity
+ * from their derivatives can reach a gradient (spec section 7).
+ *
+ * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active. */
+#include "passes.h"
+
+void ad_activity(Function *f, const bool *differentiable) {
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->active = differentiable[k];
+  /* varied, forward */
+  for (Inst *i = f->first; i; i = i->next) {
+    i->active = false;
+    if (!ad_propagates(i->op))
+      continue;
+    for (int k = 0; k < i->nargs; k++)
+      i->active |= i->args[k]->active;
+  }
+  /* useful, backward: aux marks values the result depends on */
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->aux = NULL;
+  for (Inst *i = f->first; i; i = i->next)
+    i->aux = NULL;
+  f->results[0]->aux = f;
+  for (Inst *i = f->last; i; i = i->prev) {
+    if (!i->aux || !ad_propagates(i->op))
+      continue;
+    for (int k = 0; k < i->nargs; k++)
+      i->args[k]->aux = f;
+  }
+  for (int k = 0; k < f->nparams; k++) {
+    f->params[k]->active &= f->params[k]->aux != NULL;
+    f->params[k]->aux = NULL;
+  }
+  for (Inst *i = f->first; i; i = i->next) {
+    i->active &= i->aux != NULL;
+    i->aux = NULL;
+  }
+}

@@ -1,0 +1,332 @@
+/* Reverse-mode automatic differentiation, as an IR-to-IR transformation.
+ *
+ * For an exported f, pass_ad builds f_grad (scalar result) or f_vjp (tensor
+ * result, with a `seed` cotangent parameter): a copy of f's body (the primal
+ * sweep), then, walking it backwards, the adjoint of every active value
+ * (passes/activity.c), built from the rule its op names in ir/ops.def. The
+ * result is an ordinary IR function: it prints with --emit-ir=ad and goes
+ * through the same optimizer and code generator as everything else. Because
+ * every rule emits only ops that themselves have rules, the gradient of a
+ * gradient comes out of the same machinery (grad inside a differentiated
+ * function is exact, not rejected).
+ *
+ * Inactive values get no adjoint code at all: stop_gradient, const
+ * parameters and piecewise-constant ops contribute exactly nothing. Where a
+ * derivative can be infinite or NaN while the value is finite (ops flagged
+ * F_UNSAFE), the chain rule multiplies with `mulz`, for which a zero adjoint
+ * stays exactly zero: so the branch select() did not pick contributes 0, not
+ * 0 * inf = NaN (spec section 7). */
+#include <string.h>
+
+#include "passes.h"
+
+typedef struct AD {
+  Builder b;
+  Inst **adj; /* adjoint of each value, indexed by Inst.id (params: ids < 0) */
+  Inst **padj;
+  Function *f;    /* the function being built */
+} AD;
+
+typedef void Rule(AD *a, Inst *y, Inst *g);
+
+static Inst **slot(AD *a, Inst *x) {
+  return x->op == OP_param ? &a->padj[x->wrt] : &a->adj[x->id];
+}
+
+/* Add `d` to the adjoint of x (nothing if x is inactive). */
+static void contribute(AD *a, Inst *x, Inst *d) {
+  if (!x->active)
+    return;
+  Inst **s = slot(a, x);
+  *s = *s ? ir_binary(&a->b, OP_add, *s, d) : d;
+}
+
+static Inst *K(AD *a, const Inst *like, double v) {
+  return ir_const_like(&a->b, &like->type, v);
+}
+
+/* The chain rule's product g * dy/dx. For ops whose derivative may be
+ * infinite, a zero g must give exactly zero (mulz). */
+static Inst *chain(AD *a, Inst *y, Inst *g, Inst *d) {
+  return ir_binary(&a->b, ir_ops[y->op].flags & F_UNSAFE ? OP_mulz : OP_mul, g, d);
+}
+
+#define X (y->args[0])
+#define Y2 (y->args[1])
+#define B (&a->b)
+
+static void ad_none(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
+static void ad_zero(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
+
+static void ad_neg(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_unary(B, OP_neg, g)); }
+static void ad_exp(AD *a, Inst *y, Inst *g) { contribute(a, X, chain(a, y, g, y)); }
+static void ad_log(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), X)));
+}
+static void ad_log1p(AD *a, Inst *y, Inst *g) {
+  Inst *u = ir_binary(B, OP_add, K(a, y, 1), X);
+  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), u)));
+}
+static void ad_expm1(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_binary(B, OP_add, y, K(a, y, 1))));
+}
+static void ad_sqrt(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
+}
+static void ad_rsqrt(AD *a, Inst *y, Inst *g) { /* d/dx x^-1/2 = -0.5 y / x */
+  Inst *d = ir_binary(B, OP_div, ir_binary(B, OP_mul, K(a, y, -0.5), y), X);
+  contribute(a, X, chain(a, y, g, d));
+}
+static void ad_square(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, K(a, y, 2), X)));
+}
+static void ad_sin(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_unary(B, OP_cos, X)));
+}
+static void ad_cos(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_unary(B, OP_neg, ir_unary(B, OP_sin, X))));
+}
+static void ad_tanh(AD *a, Inst *y, Inst *g) {
+  Inst *d = ir_binary(B, OP_sub, K(a, y, 1), ir_binary(B, OP_mul, y, y));
+  contribute(a, X, chain(a, y, g, d));
+}
+static void ad_sigmoid(AD *a, Inst *y, Inst *g) {
+  Inst *d = ir_binary(B, OP_mul, y, ir_binary(B, OP_sub, K(a, y, 1), y));
+  contribute(a, X, chain(a, y, g, d));
+}
+static void ad_softplus(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sigmoid, X)));
+}
+static void ad_relu(AD *a, Inst *y, Inst *g) { /* relu'(0) = 0 */
+  Inst *pos = ir_binary(B, OP_gt, X, K(a, y, 0));
+  contribute(a, X, ir_select(B, pos, g, K(a, y, 0)));
+}
+static void ad_abs(AD *a, Inst *y, Inst *g) { /* sign(0) = 0 = abs'(0) */
+  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sign, X)));
+}
+static void ad_convert(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, ir_convert(B, g, X->type.dtype));
+}
+static void ad_add(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, g);
+  contribute(a, Y2, g);
+}
+static void ad_sub(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, g);
+  if (Y2->active)
+    contribute(a, Y2, ir_unary(B, OP_neg, g));
+}
+static void ad_mul(AD *a, Inst *y, Inst *g) {
+  if (X->active)
+    contribute(a, X, chain(a, y, g, Y2));
+  if (Y2->active)
+    contribute(a, Y2, chain(a, y, g, X));
+}
+static void ad_mulz(AD *a, Inst *y, Inst *g) { ad_mul(a, y, g); }
+static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
+  if (X->active)
+    contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), Y2)));
+  if (Y2->active)
+    contribute(a, Y2, chain(a, y, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
+}
+static void ad_pow(AD *a, Inst *y, Inst *g) { /* d/da = b a^(b-1), d/db = y log a */
+  if (X->active) {
+    Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
+    contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, Y2, e)));
+  }
+  if (Y2->active)
+    contribute(a, Y2, chain(a, y, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, X))));
+}
+/* maximum/minimum: the winner takes g, a tie gives half to each side. */
+static void minmax2(AD *a, Inst *y, Inst *g, Op wins) {
+  Inst *half = ir_select(B, ir_binary(B, OP_eq, X, Y2), K(a, y, 0.5), K(a, y, 0));
+  Inst *wa = ir_select(B, ir_binary(B, wins, X, Y2), K(a, y, 1), half);
+  if (X->active)
+    contribute(a, X, ir_binary(B, OP_mul, g, wa));
+  if (Y2->active)
+    contribute(a, Y2, ir_binary(B, OP_mul, g, ir_binary(B, OP_sub, K(a, y, 1), wa)));
+}
+static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt); }
+static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt); }
+static void ad_select(AD *a, Inst *y, Inst *g) {
+  Inst *c = y->args[0], *z = K(a, y, 0);
+  if (y->args[1]->active)
+    contribute(a, y->args[1], ir_select(B, c, g, z));
+  if (y->args[2]->active)
+    contribute(a, y->args[2], ir_select(B, c, z, g));
+}
+static void ad_broadcast(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, ir_unbroadcast(B, g, &X->type));
+}
+static void ad_reshape(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_reshape(B, g, &X->type)); }
+static void ad_transpose(AD *a, Inst *y, Inst *g) {
+  int inv[IR_MAX_RANK];
+  for (int k = 0; k < y->type.rank; k++)
+    inv[y->perm[k]] = k;
+  contribute(a, X, ir_transpose(B, g, inv));
+}
+/* The reduced value with its reduced axes kept as 1s, broadcast back. */
+static Inst *spread(AD *a, Inst *v, const Type *x, unsigned axes) {
+  Type keep = *x;
+  keep.dtype = v->type.dtype;
+  for (int k = 0; k < x->rank; k++)
+    if (axes & (1u << k))
+      keep.dim[k] = ir_lit(1);
+  Type full = *x;
+  full.dtype = v->type.dtype;
+  return ir_broadcast(B, ir_reshape(B, v, &keep), &full);
+}
+static void ad_sum(AD *a, Inst *y, Inst *g) { contribute(a, X, spread(a, g, &X->type, y->axes)); }
+/* max/min: ties split g evenly among the elements equal to the result. */
+static void ad_maxmin(AD *a, Inst *y, Inst *g) {
+  Inst *hit = ir_binary(B, OP_eq, X, spread(a, y, &X->type, y->axes));
+  Inst *z = K(a, X, 0);
+  Inst *cnt = ir_reduce(B, OP_sum, ir_select(B, hit, K(a, X, 1), z), y->axes);
+  Inst *share = ir_binary(B, OP_div, g, cnt);
+  contribute(a, X, ir_select(B, hit, spread(a, share, &X->type, y->axes), z));
+}
+/* outer(u, v) = u[:, None] * v[None, :], elementwise so it fuses */
+static Inst *outer(AD *a, Inst *u, Inst *v) {
+  Type t = ir_scalar(u->type.dtype);
+  t.rank = 2;
+  t.dim[0] = u->type.dim[0];
+  t.dim[1] = v->type.dim[0];
+  Type col = t;
+  col.dim[1] = ir_lit(1);
+  Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
+  return ir_binary(B, OP_mul, uc, ir_broadcast(B, v, &t));
+}
+static void ad_matmul(AD *a, Inst *y, Inst *g) {
+  static const int T[2] = {1, 0};
+  Inst *l = X, *r = Y2;
+  int rl = l->type.rank, rr = r->type.rank;
+  if (l->active) {
+    Inst *d;
+    if (rl == 2 && rr == 2)
+      d = ir_matmul(B, g, ir_transpose(B, r, T));
+    else if (rl == 2)
+      d = outer(a, g, r);
+    else if (rr == 2)
+      d = ir_matmul(B, r, g);
+    else
+      d = ir_binary(B, OP_mul, ir_broadcast(B, g, &r->type), r);
+    contribute(a, l, d);
+  }
+  if (r->active) {
+    Inst *d;
+    if (rl == 2)
+      d = ir_matmul(B, ir_transpose(B, l, T), g);
+    else if (rr == 2)
+      d = outer(a, l, g);
+    else
+      d = ir_binary(B, OP_mul, ir_broadcast(B, g, &l->type), l);
+    contribute(a, r, d);
+  }
+}
+#undef X
+#undef Y2
+#undef B
+
+static Rule *const rules[OP_COUNT] = {
+#define OP(name, arity, shape, adjoint, flags) [OP_##name] = adjoint,
+#include "../ir/ops.def"
+#undef OP
+};
+
+bool ad_propagates(Op op) { return rules[op] != ad_zero && rules[op] != ad_none; }
+
+Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value) {
+  Function *g = ir_func_new(m, name);
+  g->loc = f->loc;
+  bool vjp = f->results[0]->type.rank > 0;
+  g->kind = vjp ? FN_VJP : FN_GRAD;
+  bool *diff = xmalloc(sizeof(bool) * (size_t)(f->nparams + 1));
+  for (int k = 0; k < f->nparams; k++) {
+    Inst *p = f->params[k];
+    diff[k] = only_wrt >= 0 ? k == only_wrt : !p->is_const;
+    p->aux = ir_add_param(m, g, p->name, p->type, p->is_const);
+  }
+  Inst *seed = vjp ? ir_add_param(m, g, "seed", f->results[0]->type, true) : NULL;
+
+  /* The primal sweep: a copy of f. */
+  AD a = {.b = {m, g, NULL, f->loc}, .f = g};
+  Inst *argv[8];
+  for (Inst *i = f->first; i; i = i->next) {
+    Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
+    for (int k = 0; k < i->nargs; k++)
+      args[k] = i->args[k]->aux;
+    a.b.loc = i->loc;
+    i->aux = ir_clone_inst(&a.b, i, args);
+    if (args != argv)
+      free(args);
+  }
+  Inst *value = f->results[0]->aux;
+  Inst **newres = xmalloc(sizeof(Inst *));
+  newres[0] = value;
+  const char *out = "out";
+  ir_set_results(m, g, newres, &out, 1);
+  free(newres);
+
+  ad_activity(g, diff);
+  int n = ir_renumber(g);
+  a.adj = xmalloc(sizeof(Inst *) * (size_t)(n + 1));
+  memset(a.adj, 0, sizeof(Inst *) * (size_t)(n + 1));
+  a.padj = xmalloc(sizeof(Inst *) * (size_t)(g->nparams + 1));
+  memset(a.padj, 0, sizeof(Inst *) * (size_t)(g->nparams + 1));
+
+  /* The adjoint sweep, appended after the primal one. */
+  Inst *last = g->last;
+  if (value->active)
+    *slot(&a, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
+  for (Inst *i = last; i; i = i->prev) {
+    if (!i->active || !a.adj[i->id])
+      continue;
+    a.b.loc = i->loc;
+    rules[i->op](&a, i, a.adj[i->id]);
+  }
+
+  int nres = 0;
+  Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + 2));
+  const char **names = xmalloc(sizeof(char *) * (size_t)(f->nparams + 2));
+  if (with_value) {
+    res[nres] = value;
+    names[nres++] = "out";
+  }
+  for (int k = 0; k < f->nparams; k++) {
+    if (!diff[k])
+      continue;
+    Inst *p = g->params[k];
+    Inst *d = a.padj[k] ? a.padj[k] : ir_const_like(&a.b, &p->type, 0);
+    res[nres] = d;
+    names[nres++] = arena_printf(m->arena, "d_%s", p->name);
+  }
+  ir_set_results(m, g, res, names, nres);
+  for (int k = 0; k < f->nparams; k++)
+    f->params[k]->aux = NULL;
+  for (Inst *i = f->first; i; i = i->next)
+    i->aux = NULL;
+  free(res);
+  free(names);
+  free(diff);
+  free(a.adj);
+  free(a.padj);
+  return g;
+}
+
+void pass_ad(Module *m) {
+  PtrVec todo = {0};
+  for (Function *f = m->funcs; f; f = f->next)
+    if (f->exported && f->kind == FN_PLAIN)
+      vec_push(&todo, f);
+  for (int k = 0; k < todo.len; k++) {
+    Function *f = todo.data[k];
+    bool vjp = f->results[0]->type.rank > 0;
+    Function *g = ad_build(m, f, arena_printf(m->arena, "%s_%s", f->name, vjp ? "vjp" : "grad"),
+                       -1, true);
+    g->exported = true;
+    ir_remove_func(m, g); /* keep f_grad right after f */
+    g->next = f->next;
+    f->next = g;
+  }
+  vec_free(&todo);
+}

@@ -1,0 +1,137 @@
+/* Inlining: every call and every grad(f, wrt=p)(args) disappears.
+ *
+ * All calls are inlined, by design: the language has no recursion, shapes
+ * are symbolic and differ per call site, and a flat body lets the AD pass
+ * see one straight-line program and the code generator fuse across what were
+ * function boundaries (docs/internals.md).
+ *
+ * Functions are flattened callees first. A `grad` becomes a call of the
+ * gradient function ad_build makes from its (already flat) callee, which is
+ * then inlined like any call; so a gradient inside a differentiated function
+ * is differentiated again by the AD pass, exactly.
+ *
+ * Requires: an acyclic call graph (the checker rejects recursion).
+ * Keeps: types, with each callee's symbolic sizes replaced by the caller's.
+ * Afterwards no call or grad remains, and non-exported functions are gone. */
+#include <string.h>
+
+#include "passes.h"
+
+enum { NEW = 0, BUSY, FLAT };
+
+typedef struct GradCache {
+  Function *callee;
+  int wrt;
+  Function *grad;
+} GradCache;
+
+typedef struct Inliner {
+  Module *m;
+  GradCache *cache;
+  int ncache, capcache;
+} Inliner;
+
+static Type subst(const Type *t, const Dim *map) {
+  Type r = *t;
+  for (int j = 0; j < t->rank; j++)
+    if (t->dim[j].sym >= 0 && map[t->dim[j].sym].sym != -2)
+      r.dim[j] = map[t->dim[j].sym];
+  return r;
+}
+
+/* Replace `call` by a copy of the callee's body. */
+static void inline_call(Inliner *in, Function *f, Inst *call) {
+  Module *m = in->m;
+  Function *callee = call->callee;
+  Dim *map = xmalloc(sizeof(Dim) * (size_t)(m->nsyms + 1));
+  for (int s = 0; s < m->nsyms; s++)
+    map[s] = (Dim){-1, -2};
+  for (int k = 0; k < callee->nparams; k++) {
+    const Type *pt = &callee->params[k]->type, *at = &call->args[k]->type;
+    for (int j = 0; j < pt->rank; j++)
+      if (pt->dim[j].sym >= 0)
+        map[pt->dim[j].sym] = at->dim[j];
+    callee->params[k]->aux = call->args[k];
+  }
+  Builder b = {m, f, call, call->loc};
+  Inst *argv[8];
+  for (Inst *i = callee->first; i; i = i->next) {
+    Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
+    for (int k = 0; k < i->nargs; k++)
+      args[k] = i->args[k]->aux;
+    Inst *c = ir_clone_inst(&b, i, args);
+    c->type = subst(&i->type, map);
+    c->attr = subst(&i->attr, map);
+    c->loc = call->loc; /* errors at run time point at the call site */
+    i->aux = c;
+    if (args != argv)
+      free(args);
+  }
+  Inst *result = callee->results[0]->aux;
+  for (int k = 0; k < callee->nparams; k++)
+    callee->params[k]->aux = NULL;
+  for (Inst *i = callee->first; i; i = i->next)
+    i->aux = NULL;
+  ir_replace_uses(f, call, result);
+  ir_unlink(f, call);
+  free(map);
+}
+
+static Function *gradient_of(Inliner *in, Function *callee, int wrt) {
+  for (int k = 0; k < in->ncache; k++)
+    if (in->cache[k].callee == callee && in->cache[k].wrt == wrt)
+      return in->cache[k].grad;
+  Function *g = ad_build(in->m, callee,
+                     arena_printf(in->m->arena, "%s.grad.%s", callee->name,
+                                  callee->params[wrt]->name),
+                     wrt, false);
+  g->mark = FLAT;
+  if (in->ncache == in->capcache) {
+    in->capcache = in->capcache ? 2 * in->capcache : 8;
+    in->cache = xrealloc(in->cache, sizeof(GradCache) * (size_t)in->capcache);
+  }
+  in->cache[in->ncache++] = (GradCache){callee, wrt, g};
+  return g;
+}
+
+static void flatten(Inliner *in, Function *f) {
+  if (f->mark == FLAT)
+    return;
+  if (f->mark == BUSY)
+    die("recursive call to @%s reached the inliner", f->name);
+  f->mark = BUSY;
+  for (Inst *i = f->first; i; i = i->next)
+    if (i->op == OP_call || i->op == OP_grad)
+      flatten(in, i->callee);
+  for (Inst *i = f->first, *next; i; i = next) {
+    next = i->next;
+    if (i->op == OP_grad) {
+      i->callee = gradient_of(in, i->callee, i->wrt);
+      i->op = OP_call;
+    }
+    if (i->op == OP_call) {
+      Inst *before = i->prev;
+      inline_call(in, f, i);
+      /* continue after what was inlined (it is flat already) */
+      next = before ? before->next : f->first;
+      while (next && next->op != OP_call && next->op != OP_grad)
+        next = next->next;
+    }
+  }
+  f->mark = FLAT;
+}
+
+void pass_inline(Module *m) {
+  Inliner in = {m, NULL, 0, 0};
+  for (Function *f = m->funcs; f; f = f->next)
+    f->mark = NEW;
+  for (Function *f = m->funcs; f; f = f->next)
+    flatten(&in, f);
+  for (Function *f = m->funcs, *next; f; f = next) {
+    next = f->next;
+    f->mark = 0;
+    if (!f->exported)
+      ir_remove_func(m, f);
+  }
+  free(in.cache);
+}

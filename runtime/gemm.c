@@ -1,0 +1,359 @@
+/* gemm.c: sg_rt_gemm_f32 / sg_rt_gemm_f64, the matrix products behind
+ * matmul and its gradients in generated code.
+ *
+ * Design (GotoBLAS/BLIS style, row-major):
+ *   for each MC-row block of op(A) and each KC-deep slice of k:
+ *     pack that mc x kc block of op(A) into MR-row slivers
+ *     for each NC-column block of op(B):
+ *       pack the kc x nc block of op(B) into NR-column slivers (L2-resident)
+ *       for each MR x NR tile: a register-blocked micro-kernel
+ * Transposes are absorbed by the packing routines, so all four trans_a /
+ * trans_b combinations run the same kernel. Vectors run along n (NR is two
+ * SIMD vectors), A values are broadcast. m == 1 and n == 1 go to a
+ * matrix-vector loop, tiny products to an unpacked loop, and so does the
+ * whole product if the packing buffer cannot be allocated (gemm returns
+ * void, so it must not fail). The packing buffer is allocated per call:
+ * there is no global or thread-local state to leak.
+ *
+ * Portability: the library runs on machines other than the build machine, so
+ * the kernels are compiled three times (gemm_tmpl.h) -- plain C vectors for
+ * any CPU, and with __attribute__((target)) for AVX2+FMA and AVX-512 -- and
+ * each call picks one with __builtin_cpu_supports. That is explicit dispatch
+ * instead of target_clones: the ISAs need different register tiles (16 vs
+ * 32 vector registers), and no ifunc is involved, so static linking and
+ * non-glibc systems behave like everything else. The feature test reads
+ * libgcc's CPU model (filled once at startup), so it costs nothing. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+#include "sgrt.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SG_X86 1
+#include <immintrin.h>
+#else
+#define SG_X86 0
+#endif
+
+/* ---- portable: GCC/Clang vector extensions, 16-byte vectors ---- */
+typedef float g_v4sf __attribute__((vector_size(16)));
+typedef double g_v2df __attribute__((vector_size(16)));
+
+#define G_HELPERS(V, T, VL, SUF)                                               \
+  static inline V g_loadu_##SUF(const T *p) {                                  \
+    V v;                                                                       \
+    memcpy(&v, p, sizeof v);                                                   \
+    return v;                                                                  \
+  }                                                                            \
+  static inline void g_storeu_##SUF(T *p, V v) { memcpy(p, &v, sizeof v); }    \
+  static inline V g_set1_##SUF(T x) {                                          \
+    V v;                                                                       \
+    for (int i = 0; i < VL; i++)                                               \
+      v[i] = x;                                                                \
+    return v;                                                                  \
+  }                                                                            \
+  static inline T g_hsum_##SUF(V v) {                                          \
+    T s = 0;                                                                   \
+    for (int i = 0; i < VL; i++)                                               \
+      s += v[i];                                                               \
+    return s;                                                                  \
+  }
+G_HELPERS(g_v4sf, float, 4, s)
+G_HELPERS(g_v2df, double, 2, d)
+
+/* Cache blocks. KC x NC of B should sit in L2 and KC x MR of A in L1; MC
+ * only bounds the packing buffer (larger MC means B is packed fewer times).
+ * SMALL: products with m*n*k at most this skip packing. */
+#define SMALL 4096
+
+#define TGT
+#define VLOADA(p) g_loadu_s(p)
+#define VLOADU(p) g_loadu_s(p)
+#define VSTOREA(p, v) g_storeu_s(p, v)
+#define VSTOREU(p, v) g_storeu_s(p, v)
+#define VSET1(x) g_set1_s(x)
+#define VZERO() ((g_v4sf){0})
+#define VFMA(a, b, c) ((a) * (b) + (c))
+#define VHSUM(v) g_hsum_s(v)
+#define T float
+#define V g_v4sf
+#define VL 4
+#define MR 6
+#define KC 256
+#define NC 256
+#define MC 1536
+#define SFX f32_generic
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VHSUM
+#undef NC
+
+#define VLOADA(p) g_loadu_d(p)
+#define VLOADU(p) g_loadu_d(p)
+#define VSTOREA(p, v) g_storeu_d(p, v)
+#define VSTOREU(p, v) g_storeu_d(p, v)
+#define VSET1(x) g_set1_d(x)
+#define VZERO() ((g_v2df){0})
+#define VHSUM(v) g_hsum_d(v)
+#define T double
+#define V g_v2df
+#define VL 2
+#define NC 128
+#define SFX f64_generic
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VHSUM
+#undef VFMA
+#undef TGT
+#undef MR
+#undef KC
+#undef NC
+#undef MC
+
+#if SG_X86
+/* ---- AVX2 + FMA: 16 ymm registers, 6 x 2 vector tile ---- */
+#define TGT __attribute__((target("avx2,fma")))
+#define MR 6
+#define KC 256
+#define MC 1536
+#define VLOADA(p) _mm256_load_ps(p)
+#define VLOADU(p) _mm256_loadu_ps(p)
+#define VSTOREA(p, v) _mm256_store_ps(p, v)
+#define VSTOREU(p, v) _mm256_storeu_ps(p, v)
+#define VSET1(x) _mm256_set1_ps(x)
+#define VZERO() _mm256_setzero_ps()
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VHSUM(v) hsum256_ps(v)
+static TGT inline float hsum256_ps(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+#define T float
+#define V __m256
+#define VL 8
+#define NC 256
+#define SFX f32_avx2
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef NC
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VFMA
+#undef VHSUM
+
+#define VLOADA(p) _mm256_load_pd(p)
+#define VLOADU(p) _mm256_loadu_pd(p)
+#define VSTOREA(p, v) _mm256_store_pd(p, v)
+#define VSTOREU(p, v) _mm256_storeu_pd(p, v)
+#define VSET1(x) _mm256_set1_pd(x)
+#define VZERO() _mm256_setzero_pd()
+#define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define VHSUM(v) hsum256_pd(v)
+static TGT inline double hsum256_pd(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#define T double
+#define V __m256d
+#define VL 4
+#define NC 128
+#define SFX f64_avx2
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef NC
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VFMA
+#undef VHSUM
+#undef TGT
+#undef MR
+#undef KC
+#undef MC
+
+/* ---- AVX-512: 32 zmm registers, 12 x 2 vector tile ---- */
+#define TGT __attribute__((target("avx512f,avx2,fma")))
+#define MR 12
+#define MC 1536
+#define VLOADA(p) _mm512_load_ps(p)
+#define VLOADU(p) _mm512_loadu_ps(p)
+#define VSTOREA(p, v) _mm512_store_ps(p, v)
+#define VSTOREU(p, v) _mm512_storeu_ps(p, v)
+#define VSET1(x) _mm512_set1_ps(x)
+#define VZERO() _mm512_setzero_ps()
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VHSUM(v) _mm512_reduce_add_ps(v)
+#define T float
+#define V __m512
+#define VL 16
+#define KC 384
+#define NC 480
+#define SFX f32_avx512
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef KC
+#undef NC
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VFMA
+#undef VHSUM
+
+#define VLOADA(p) _mm512_load_pd(p)
+#define VLOADU(p) _mm512_loadu_pd(p)
+#define VSTOREA(p, v) _mm512_store_pd(p, v)
+#define VSTOREU(p, v) _mm512_storeu_pd(p, v)
+#define VSET1(x) _mm512_set1_pd(x)
+#define VZERO() _mm512_setzero_pd()
+#define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define VHSUM(v) _mm512_reduce_add_pd(v)
+#define T double
+#define V __m512d
+#define VL 8
+#define KC 256
+#define NC 240
+#define SFX f64_avx512
+#include "gemm_tmpl.h"
+#undef T
+#undef V
+#undef VL
+#undef KC
+#undef NC
+#undef SFX
+#undef VLOADA
+#undef VLOADU
+#undef VSTOREA
+#undef VSTOREU
+#undef VSET1
+#undef VZERO
+#undef VFMA
+#undef VHSUM
+#undef TGT
+#undef MR
+#undef MC
+#endif /* SG_X86 */
+
+static int cpu_has(int isa) {
+  if (isa == SG_RT_ISA_GENERIC)
+    return 1;
+#if SG_X86
+  /* A no-op after libgcc's startup constructor; needed only if we are
+   * called from another constructor before it ran. */
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    return 0;
+  if (isa == SG_RT_ISA_AVX2)
+    return 1;
+  if (isa == SG_RT_ISA_AVX512)
+    return __builtin_cpu_supports("avx512f");
+#endif
+  return 0;
+}
+
+int sg_rt_gemm_isa(void) {
+  return cpu_has(SG_RT_ISA_AVX512) ? SG_RT_ISA_AVX512
+         : cpu_has(SG_RT_ISA_AVX2) ? SG_RT_ISA_AVX2
+                                   : SG_RT_ISA_GENERIC;
+}
+
+int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float *c, int64_t ldc, int accumulate) {
+  if (!cpu_has(isa))
+    return -1;
+  switch (isa) {
+#if SG_X86
+  case SG_RT_ISA_AVX512:
+    gemm_f32_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                    accumulate);
+    break;
+  case SG_RT_ISA_AVX2:
+    gemm_f32_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                  accumulate);
+    break;
+#endif
+  default:
+    gemm_f32_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                     accumulate);
+  }
+  return 0;
+}
+
+int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const double *a, int64_t lda,
+                       const double *b, int64_t ldb, double *c, int64_t ldc,
+                       int accumulate) {
+  if (!cpu_has(isa))
+    return -1;
+  switch (isa) {
+#if SG_X86
+  case SG_RT_ISA_AVX512:
+    gemm_f64_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                    accumulate);
+    break;
+  case SG_RT_ISA_AVX2:
+    gemm_f64_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                  accumulate);
+    break;
+#endif
+  default:
+    gemm_f64_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                     accumulate);
+  }
+  return 0;
+}
+
+void sg_rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc, int accumulate) {
+  sg_rt_gemm_f32_isa(sg_rt_gemm_isa(), trans_a, trans_b, m, n, k, a, lda, b,
+                     ldb, c, ldc, accumulate);
+}
+
+void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const double *a, int64_t lda, const double *b, int64_t ldb,
+                    double *c, int64_t ldc, int accumulate) {
+  sg_rt_gemm_f64_isa(sg_rt_gemm_isa(), trans_a, trans_b, m, n, k, a, lda, b,
+                     ldb, c, ldc, accumulate);
+}

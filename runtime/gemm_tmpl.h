@@ -1,0 +1,320 @@
+/* gemm_tmpl.h: one instantiation of the blocked matrix multiply, included by
+ * gemm.c once per (element type, instruction set). Not a public header.
+ *
+ * The including file defines:
+ *   T            element type (float or double)
+ *   V, VL        SIMD vector type and its number of elements
+ *   MR           rows of the register tile; its columns are NR = 2 * VL
+ *   KC, NC, MC   cache blocks (see gemm.c); SMALL: below this m*n*k no packing
+ *   SFX          suffix making the static function names unique
+ *   TGT          function attributes (target ISA) for every function here
+ *   VLOADA/VLOADU/VSTOREA/VSTOREU, VSET1, VZERO, VFMA(a, b, c) = a*b + c,
+ *   VHSUM (sum of the lanes)
+ * and gets SFX-suffixed gemm(...) with sg_rt_gemm_*'s signature. Everything
+ * is compiled for the one ISA, so helpers inline into each other. */
+
+#define NR (2 * VL)
+#define G_CAT2(a, b) a##_##b
+#define G_CAT(a, b) G_CAT2(a, b)
+#define F(name) G_CAT(name, SFX)
+
+static inline int64_t F(min64)(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Splits len into equal-ish blocks of at most max, each a multiple of unit
+ * (except the last): 400 with max 384 gives two blocks of 200, not 384 + 16
+ * whose thin second pass would run at a fraction of the speed. */
+static inline int64_t F(block)(int64_t len, int64_t max, int64_t unit) {
+  int64_t nb = (len + max - 1) / max;
+  int64_t b = (len + nb - 1) / nb;
+  return (b + unit - 1) / unit * unit;
+}
+
+/* dst <- rows [i0, i0+mc) x cols [p0, p0+kc) of op(A), as slivers of MR rows
+ * stored column by column (kc x MR each), zero-padded to a multiple of MR so
+ * the micro-kernel never needs a row count. */
+static TGT void F(pack_a)(int ta, const T *a, int64_t lda, int64_t i0,
+                          int64_t p0, int64_t mc, int64_t kc, T *restrict dst) {
+  for (int64_t is = 0; is < mc; is += MR, dst += MR * kc) {
+    int64_t mr = F(min64)(MR, mc - is);
+    if (ta) { /* A is k x m: each column of the sliver is contiguous */
+      for (int64_t p = 0; p < kc; p++) {
+        const T *src = a + (p0 + p) * lda + i0 + is;
+        for (int64_t ii = 0; ii < mr; ii++)
+          dst[p * MR + ii] = src[ii];
+        for (int64_t ii = mr; ii < MR; ii++)
+          dst[p * MR + ii] = 0;
+      }
+    } else if (mr == MR) {
+      const T *src = a + (i0 + is) * lda + p0;
+      for (int64_t p = 0; p < kc; p++) {
+#pragma GCC unroll 16
+        for (int ii = 0; ii < MR; ii++)
+          dst[p * MR + ii] = src[ii * lda + p];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; p++) {
+        const T *src = a + (i0 + is) * lda + p0 + p;
+        for (int64_t ii = 0; ii < mr; ii++)
+          dst[p * MR + ii] = src[ii * lda];
+        for (int64_t ii = mr; ii < MR; ii++)
+          dst[p * MR + ii] = 0;
+      }
+    }
+  }
+}
+
+/* dst <- rows [p0, p0+kc) x cols [j0, j0+nc) of op(B), as slivers of NR
+ * columns stored row by row (kc x NR each), zero-padded like pack_a. */
+static TGT void F(pack_b)(int tb, const T *b, int64_t ldb, int64_t p0,
+                          int64_t j0, int64_t kc, int64_t nc, T *restrict dst) {
+  for (int64_t js = 0; js < nc; js += NR, dst += NR * kc) {
+    int64_t nr = F(min64)(NR, nc - js);
+    if (!tb) { /* rows of the sliver are contiguous in B */
+      const T *src = b + p0 * ldb + j0 + js;
+      for (int64_t p = 0; p < kc; p++, src += ldb) {
+        if (nr == NR) {
+          memcpy(dst + p * NR, src, NR * sizeof(T));
+        } else {
+          for (int64_t jj = 0; jj < nr; jj++)
+            dst[p * NR + jj] = src[jj];
+          for (int64_t jj = nr; jj < NR; jj++)
+            dst[p * NR + jj] = 0;
+        }
+      }
+    } else {
+      /* B is n x k: a transpose. Go down each source row in short runs so
+       * the destination lines being filled stay in L1. */
+      const T *src = b + (j0 + js) * ldb + p0;
+      for (int64_t pb = 0; pb < kc; pb += 32) {
+        int64_t pe = F(min64)(kc, pb + 32);
+        for (int64_t jj = 0; jj < nr; jj++)
+          for (int64_t p = pb; p < pe; p++)
+            dst[p * NR + jj] = src[jj * ldb + p];
+        for (int64_t jj = nr; jj < NR; jj++)
+          for (int64_t p = pb; p < pe; p++)
+            dst[p * NR + jj] = 0;
+      }
+    }
+  }
+}
+
+/* The register tile: C[MR x NR] (+)= Apanel * Bpanel over kc steps. The
+ * 2*MR accumulators stay in registers; per step it loads two vectors of B
+ * and broadcasts MR values of A. */
+static TGT void F(kernel)(int64_t kc, const T *restrict a, const T *restrict b,
+                          T *restrict c, int64_t ldc, int acc) {
+  V c0[MR], c1[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; i++) {
+    c0[i] = VZERO();
+    c1[i] = VZERO();
+  }
+  for (int64_t p = 0; p < kc; p++) {
+    V b0 = VLOADA(b), b1 = VLOADA(b + VL);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) {
+      V ai = VSET1(a[i]);
+      c0[i] = VFMA(ai, b0, c0[i]);
+      c1[i] = VFMA(ai, b1, c1[i]);
+    }
+    a += MR;
+    b += NR;
+  }
+  if (acc) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) {
+      VSTOREU(c + i * ldc, VLOADU(c + i * ldc) + c0[i]);
+      VSTOREU(c + i * ldc + VL, VLOADU(c + i * ldc + VL) + c1[i]);
+    }
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) {
+      VSTOREU(c + i * ldc, c0[i]);
+      VSTOREU(c + i * ldc + VL, c1[i]);
+    }
+  }
+}
+
+/* All register tiles of one packed mc x kc block of A times one packed
+ * kc x nc block of B. The A sliver (kc x MR) stays in L1 while the loop
+ * over j streams the B block from L2. Partial tiles at the right and bottom
+ * edges go through a scratch tile so that C is never written out of bounds. */
+static TGT void F(macro)(int64_t mc, int64_t nc, int64_t kc, const T *pa,
+                         const T *pb, T *c, int64_t ldc, int acc) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    int64_t mr = F(min64)(MR, mc - ir);
+    const T *ap = pa + ir * kc;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      int64_t nr = F(min64)(NR, nc - jr);
+      const T *bp = pb + jr * kc;
+      T *cp = c + ir * ldc + jr;
+      if (mr == MR && nr == NR) {
+        F(kernel)(kc, ap, bp, cp, ldc, acc);
+      } else {
+        _Alignas(64) T tile[MR * NR];
+        F(kernel)(kc, ap, bp, tile, NR, 0);
+        for (int64_t i = 0; i < mr; i++)
+          for (int64_t j = 0; j < nr; j++)
+            cp[i * ldc + j] = acc ? cp[i * ldc + j] + tile[i * NR + j]
+                                  : tile[i * NR + j];
+      }
+    }
+  }
+}
+
+static TGT T F(dot)(int64_t len, const T *x, const T *y) {
+  V s0 = VZERO(), s1 = VZERO(), s2 = VZERO(), s3 = VZERO();
+  int64_t p = 0;
+  for (; p + 4 * VL <= len; p += 4 * VL) {
+    s0 = VFMA(VLOADU(x + p), VLOADU(y + p), s0);
+    s1 = VFMA(VLOADU(x + p + VL), VLOADU(y + p + VL), s1);
+    s2 = VFMA(VLOADU(x + p + 2 * VL), VLOADU(y + p + 2 * VL), s2);
+    s3 = VFMA(VLOADU(x + p + 3 * VL), VLOADU(y + p + 3 * VL), s3);
+  }
+  for (; p + VL <= len; p += VL)
+    s0 = VFMA(VLOADU(x + p), VLOADU(y + p), s0);
+  V s = (s0 + s1) + (s2 + s3);
+  T r = VHSUM(s);
+  for (; p < len; p++)
+    r += x[p] * y[p];
+  return r;
+}
+
+/* One vector times a matrix, without packing:
+ *   y[j*incy] = (acc ? y[j*incy] : 0) + sum_p x[p*incx] * M(p, j),  j < nn,
+ * where M(p, j) = mat[p*ld + j] (tmat == 0) or mat[j*ld + p] (tmat != 0).
+ * This is the fast path for m == 1 and n == 1 (matrix-vector products), the
+ * path for tiny products where packing costs more than it saves, and the
+ * fallback (row by row) when the packing buffers cannot be allocated. */
+static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
+                        const T *mat, int64_t ld, int tmat, T *y,
+                        int64_t incy, int acc) {
+  if (!tmat) {
+    /* y is a sum of rows of M: accumulate a chunk of it in an aligned
+     * local buffer (y may be strided), four rows of M per pass. */
+    enum { JB = 2048 / sizeof(T) };
+    _Alignas(64) T buf[JB];
+    for (int64_t j0 = 0; j0 < nn; j0 += JB) {
+      int64_t jb = F(min64)(JB, nn - j0);
+      for (int64_t j = 0; j < jb; j++)
+        buf[j] = acc ? y[(j0 + j) * incy] : 0;
+      int64_t p = 0;
+      for (; p + 4 <= k; p += 4) {
+        T x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx],
+          x3 = x[(p + 3) * incx];
+        V v0 = VSET1(x0), v1 = VSET1(x1), v2 = VSET1(x2), v3 = VSET1(x3);
+        const T *r0 = mat + p * ld + j0, *r1 = r0 + ld, *r2 = r1 + ld,
+                *r3 = r2 + ld;
+        int64_t j = 0;
+        for (; j + VL <= jb; j += VL) {
+          V s = VLOADA(buf + j);
+          s = VFMA(v0, VLOADU(r0 + j), s);
+          s = VFMA(v1, VLOADU(r1 + j), s);
+          s = VFMA(v2, VLOADU(r2 + j), s);
+          s = VFMA(v3, VLOADU(r3 + j), s);
+          VSTOREA(buf + j, s);
+        }
+        for (; j < jb; j++)
+          buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+      }
+      for (; p < k; p++) {
+        T x0 = x[p * incx];
+        V v0 = VSET1(x0);
+        const T *r0 = mat + p * ld + j0;
+        int64_t j = 0;
+        for (; j + VL <= jb; j += VL)
+          VSTOREA(buf + j, VFMA(v0, VLOADU(r0 + j), VLOADA(buf + j)));
+        for (; j < jb; j++)
+          buf[j] += x0 * r0[j];
+      }
+      for (int64_t j = 0; j < jb; j++)
+        y[(j0 + j) * incy] = buf[j];
+    }
+  } else {
+    /* y[j] is a dot product with row j of mat; a strided x is first copied
+     * into a contiguous chunk so every dot runs on unit strides. */
+    enum { PB = 4096 / sizeof(T) };
+    _Alignas(64) T xb[PB];
+    for (int64_t p0 = 0; p0 < k; p0 += PB) {
+      int64_t pb = F(min64)(PB, k - p0);
+      const T *xp = x + p0 * incx;
+      if (incx != 1) {
+        for (int64_t p = 0; p < pb; p++)
+          xb[p] = xp[p * incx];
+        xp = xb;
+      }
+      for (int64_t j = 0; j < nn; j++) {
+        T s = F(dot)(pb, mat + j * ld + p0, xp);
+        T *yj = y + j * incy;
+        *yj = (p0 == 0 && !acc) ? s : *yj + s;
+      }
+    }
+  }
+}
+
+/* C (+)= op(A) op(B) row by row through gemv: no packing, no allocation. */
+static TGT void F(by_rows)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const T *a, int64_t lda, const T *b, int64_t ldb,
+                           T *c, int64_t ldc, int acc) {
+  for (int64_t i = 0; i < m; i++)
+    F(gemv)(n, k, ta ? a + i : a + i * lda, ta ? lda : 1, b, ldb, tb,
+            c + i * ldc, 1, acc);
+}
+
+static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                        const T *a, int64_t lda, const T *b, int64_t ldb,
+                        T *c, int64_t ldc, int acc) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (k <= 0) {
+    if (!acc)
+      for (int64_t i = 0; i < m; i++)
+        memset(c + i * ldc, 0, (size_t)n * sizeof(T));
+    return;
+  }
+  if (m == 1) { /* row vector times matrix */
+    F(gemv)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
+    return;
+  }
+  if (n == 1) { /* matrix times column vector: C^T = op(B)^T op(A)^T */
+    F(gemv)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
+    return;
+  }
+  if (m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {
+    F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
+    return;
+  }
+  int64_t mcb = F(block)(m, MC, MR), kcb = F(block)(k, KC, 1),
+          ncb = F(block)(n, NC, NR);
+  /* One buffer for both packed blocks; the A part is rounded to whole cache
+   * lines so that the B part stays 64-byte aligned for VLOADA. */
+  size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
+  size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
+  void *buf = NULL;
+  if (posix_memalign(&buf, 64, abytes + bbytes) != 0) {
+    F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
+    return;
+  }
+  T *pa = buf, *pb = (T *)((char *)buf + abytes);
+  for (int64_t ic = 0; ic < m; ic += mcb) {
+    int64_t mc = F(min64)(mcb, m - ic);
+    for (int64_t pc = 0; pc < k; pc += kcb) {
+      int64_t kc = F(min64)(kcb, k - pc);
+      /* The first pass over k stores (C is not read unless acc: it may
+       * hold garbage); later passes add. */
+      int beta = acc || pc > 0;
+      F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
+      for (int64_t jc = 0; jc < n; jc += ncb) {
+        int64_t nc = F(min64)(ncb, n - jc);
+        F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
+        F(macro)(mc, nc, kc, pa, pb, c + ic * ldc + jc, ldc, beta);
+      }
+    }
+  }
+  free(buf);
+}
+
+#undef NR
+#undef G_CAT2
+#undef G_CAT
+#undef F

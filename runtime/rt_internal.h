@@ -1,0 +1,30 @@
+/* rt_internal.h: helpers shared by the runtime's own C files. Not installed
+ * and not part of the ABI that generated code uses (that is sgrt.h); the
+ * gemm entry points with an explicit instruction set exist so that the unit
+ * test and the micro-benchmark can exercise every kernel variant on one
+ * machine, whatever the CPU dispatch would pick. */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+#include <stdint.h>
+
+/* Replaces this thread's message (what sg_last_error returns). */
+void sg_rt_set_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Kernel variants of sg_rt_gemm_f32/f64. */
+enum { SG_RT_ISA_GENERIC = 0, SG_RT_ISA_AVX2 = 1, SG_RT_ISA_AVX512 = 2 };
+/* The variant sg_rt_gemm_* picks on this CPU. */
+int sg_rt_gemm_isa(void);
+/* Run one variant; returns -1 (and does nothing) if this CPU lacks it. */
+int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float *c, int64_t ldc, int accumulate);
+int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const double *a, int64_t lda, const double *b,
+                       int64_t ldb, double *c, int64_t ldc, int accumulate);
+
+#endif

@@ -1,0 +1,518 @@
+/* math_accuracy.c -- accuracy, special values and speed of codegen/cg_math.c.
+ *
+ * Links the object written by gen_math.c (kernels sg_test_F_T: scalar
+ * emitter in a loop that LLVM vectorized; sg_testv_F_T: emitter on <8 x T>).
+ * For every function and type it runs both kernels over
+ *   - special values with exact expected results,
+ *   - float: a strided sweep of all 2^32 bit patterns (every pattern with
+ *     --exhaustive), double: random bit patterns and random values that are
+ *     log-uniform over the whole exponent range,
+ *   - dense uniform sweeps of each function's interesting ranges,
+ * checks that the two kernels agree bit for bit, and measures the error
+ * against a reference computed in higher precision (libm's double functions
+ * for float, long double for double) as |got - exact| / ulp(exact); a
+ * correctly rounded result scores <= 0.5. Fails (exit 1, with file:line,
+ * input, got and expected) above 2 ulp for float or 4 ulp for double.
+ *
+ * Usage: math_accuracy [--exhaustive] [--only NAME] [--bench]
+ *
+ * RUN: %cc -fsyntax-only %s
+ * (the real test is math.test in this directory)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef void (*KernF)(const float *, float *, int64_t);
+typedef void (*KernD)(const double *, double *, int64_t);
+
+#define DECL(F)                                                                               \
+    void sg_test_##F##_f32(const float *, float *, int64_t);                                 \
+    void sg_testv_##F##_f32(const float *, float *, int64_t);                                \
+    void sg_test_##F##_f64(const double *, double *, int64_t);                               \
+    void sg_testv_##F##_f64(const double *, double *, int64_t);
+DECL(exp)
+DECL(expm1)
+DECL(log)
+DECL(log1p)
+DECL(tanh)
+DECL(sigmoid)
+DECL(softplus)
+
+/* References. */
+static double sigmoid_d(double x)
+{
+    long double t = expl(-fabsl((long double)x));
+    return (double)(x < 0 ? t / (1 + t) : 1 / (1 + t));
+}
+static double softplus_d(double x)
+{
+    return (double)(fmaxl(x, 0) + log1pl(expl(-fabsl((long double)x))));
+}
+static long double sigmoid_l(long double x)
+{
+    long double t = expl(-fabsl(x));
+    return x < 0 ? t / (1 + t) : 1 / (1 + t);
+}
+static long double softplus_l(long double x)
+{
+    return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x)));
+}
+
+typedef struct {
+    const char *name;
+    KernF f32, f32v;
+    KernD f64, f64v;
+    double (*ref32)(double);
+    long double (*ref64)(long double);
+    double lo32, hi32, lo64, hi64; /* dense sweep, wide range */
+    double nlo, nhi;               /* dense sweep near the interesting point */
+} Fn;
+
+#define KERNELS(F) sg_test_##F##_f32, sg_testv_##F##_f32, sg_test_##F##_f64, sg_testv_##F##_f64
+static const Fn fns[] = {
+    {"exp", KERNELS(exp), exp, expl, -110, 90, -750, 712, -2, 2},
+    {"expm1", KERNELS(expm1), expm1, expm1l, -20, 90, -40, 712, -1, 1},
+    {"log", KERNELS(log), log, logl, 0, 10, 0, 10, 0.5, 2},
+    {"log1p", KERNELS(log1p), log1p, log1pl, -1, 10, -1, 10, -0.5, 0.5},
+    {"tanh", KERNELS(tanh), tanh, tanhl, -12, 12, -22, 22, -1, 1},
+    {"sigmoid", KERNELS(sigmoid), sigmoid_d, sigmoid_l, -110, 30, -750, 40, -5, 5},
+    {"softplus", KERNELS(softplus), softplus_d, softplus_l, -110, 100, -750, 750, -5, 5},
+};
+enum { NFN = sizeof fns / sizeof fns[0] };
+
+#define BOUND32 2.0
+#define BOUND64 4.0
+#define CHUNK (1 << 19)
+
+static int failures;
+
+/* ---- error measurement ---- */
+
+static double ulp32(double ref)
+{
+    double a = fabs(ref);
+    if (a < FLT_MIN)
+        return 0x1p-149;
+    return ldexp(1.0, ilogb(a) - 23);
+}
+static long double ulp64(long double ref)
+{
+    long double a = fabsl(ref);
+    if (a < DBL_MIN)
+        return 0x1p-1074L;
+    return ldexpl(1.0L, ilogbl(a) - 52);
+}
+
+/* Error in ulps of got against the exact value ref; inf for a wrong special
+ * value (NaN vs number, inf vs finite). */
+static double err32(float got, double ref)
+{
+    float rr = (float)ref;
+    if (isnan(ref) || isnan(got))
+        return isnan(ref) && isnan(got) ? 0 : INFINITY;
+    if (isinf(rr) || isinf(got))
+        return rr == got ? 0 : INFINITY;
+    return fabs((double)got - ref) / ulp32(ref);
+}
+static double err64(double got, long double ref)
+{
+    double rr = (double)ref;
+    if (isnan(ref) || isnan(got))
+        return isnan(ref) && isnan(got) ? 0 : INFINITY;
+    if (isinf(rr) || isinf(got))
+        return rr == got ? 0 : INFINITY;
+    return (double)(fabsl((long double)got - ref) / ulp64(ref));
+}
+
+typedef struct {
+    double max;
+    double at, got, want;
+    long n;
+} Stat;
+
+static int same32(float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, 4);
+    memcpy(&y, &b, 4);
+    return x == y || (isnan(a) && isnan(b));
+}
+static int same64(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, 8);
+    memcpy(&y, &b, 8);
+    return x == y || (isnan(a) && isnan(b));
+}
+
+/* Run both kernels on n inputs and accumulate the error. */
+static void check32(const Fn *f, const float *x, long n, Stat *st, float *y, float *yv, int line)
+{
+    f->f32(x, y, n);
+    f->f32v(x, yv, n);
+    for (long i = 0; i < n; i++) {
+        if (!same32(y[i], yv[i])) {
+            if (failures++ < 10)
+                printf("%s:%d: %s f32: vector and scalar kernels differ at x=%a: %a vs %a\n",
+                       __FILE__, line, f->name, x[i], yv[i], y[i]);
+        }
+        double ref = f->ref32(x[i]);
+        double e = err32(y[i], ref);
+        if (e > st->max || (isnan(e) && !isnan(st->max))) {
+            st->max = e;
+            st->at = x[i];
+            st->got = y[i];
+            st->want = ref;
+        }
+        if (!(e <= BOUND32) && failures++ < 10)
+            printf("%s:%d: %s f32: x=%a (%.9g): got %a (%.9g), expected %.17g: %.3g ulp > %g\n",
+                   __FILE__, line, f->name, x[i], x[i], y[i], y[i], ref, e, BOUND32);
+    }
+    st->n += n;
+}
+
+static void check64(const Fn *f, const double *x, long n, Stat *st, double *y, double *yv, int line)
+{
+    f->f64(x, y, n);
+    f->f64v(x, yv, n);
+    for (long i = 0; i < n; i++) {
+        if (!same64(y[i], yv[i])) {
+            if (failures++ < 10)
+                printf("%s:%d: %s f64: vector and scalar kernels differ at x=%a: %a vs %a\n",
+                       __FILE__, line, f->name, x[i], yv[i], y[i]);
+        }
+        long double ref = f->ref64(x[i]);
+        double e = err64(y[i], ref);
+        if (e > st->max) {
+            st->max = e;
+            st->at = x[i];
+            st->got = y[i];
+            st->want = (double)ref;
+        }
+        if (!(e <= BOUND64) && failures++ < 10)
+            printf("%s:%d: %s f64: x=%a (%.17g): got %a (%.17g), expected %.21Lg: %.3g ulp > %g\n",
+                   __FILE__, line, f->name, x[i], x[i], y[i], y[i], ref, e, BOUND64);
+    }
+    st->n += n;
+}
+
+/* ---- inputs ---- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static const double specials[] = {
+    0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1, -1, 2, -2, 0.5, -0.5, 1e-10, -1e-10,
+    1e-30, -1e-30, 0x1p-25, 0x1p-24, -0x1p-25, 0x1p-54, 0.55, -0.55, 0.5499999, 9, 10, 20, 88.72,
+    88.7228, 88.7229, 89, 100, -87.3, -100, -103, -103.9, -104, -110, 709.78, 709.79, 710,
+    -745, -745.2, -746, -1000, 1000, 1e30, -1e30, 1e300, -1e300, 0.9999999, 1.0000001,
+    -0.9999999, -0.99999994, 0x1p-126, 0x1p-149, 0x1p-1022, 0x1p-1074, 3.4e38, -3.4e38,
+    FLT_MAX, -FLT_MAX, DBL_MAX, -DBL_MAX,
+};
+enum { NSPEC = sizeof specials / sizeof specials[0] };
+
+static void sweep32(const Fn *f, Stat *st, int exhaustive)
+{
+    float *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y);
+    float *yv = malloc(CHUNK * sizeof *yv);
+    if (!x || !y || !yv)
+        abort();
+    long n = 0;
+    for (int i = 0; i < NSPEC; i++)
+        x[n++] = (float)specials[i];
+    check32(f, x, n, st, y, yv, __LINE__);
+
+    /* All bit patterns (strided unless exhaustive). */
+    uint64_t stride = exhaustive ? 1 : 1021;
+    n = 0;
+    for (uint64_t u = next_rand() % stride; u < (UINT64_C(1) << 32); u += stride) {
+        uint32_t bits = (uint32_t)u;
+        memcpy(&x[n++], &bits, 4);
+        if (n == CHUNK) {
+            check32(f, x, n, st, y, yv, __LINE__);
+            n = 0;
+        }
+    }
+    check32(f, x, n, st, y, yv, __LINE__);
+
+    /* Dense sweeps. */
+    double r[2][2] = {{f->lo32, f->hi32}, {f->nlo, f->nhi}};
+    for (int k = 0; k < 2; k++) {
+        for (long i = 0; i < CHUNK; i++)
+            x[i] = (float)(r[k][0] + (r[k][1] - r[k][0]) * (double)i / (CHUNK - 1));
+        check32(f, x, CHUNK, st, y, yv, __LINE__);
+    }
+    /* Small magnitudes, both signs: the relative-accuracy region. */
+    for (long i = 0; i < CHUNK; i++) {
+        x[i] = (float)ldexp(1.0 + (double)(next_rand() >> 11) * 0x1p-53, -(int)(i % 40) - 1);
+        if (i & 1)
+            x[i] = -x[i];
+    }
+    check32(f, x, CHUNK, st, y, yv, __LINE__);
+    free(x);
+    free(y);
+    free(yv);
+}
+
+static void sweep64(const Fn *f, Stat *st)
+{
+    double *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y);
+    double *yv = malloc(CHUNK * sizeof *yv);
+    if (!x || !y || !yv)
+        abort();
+    long n = 0;
+    for (int i = 0; i < NSPEC; i++)
+        x[n++] = specials[i];
+    check64(f, x, n, st, y, yv, __LINE__);
+
+    /* Random bit patterns. */
+    for (long i = 0; i < CHUNK; i++) {
+        uint64_t b = next_rand();
+        memcpy(&x[i], &b, 8);
+    }
+    check64(f, x, CHUNK, st, y, yv, __LINE__);
+    /* Log-uniform over all exponents, both signs. */
+    for (long i = 0; i < CHUNK; i++) {
+        uint64_t b = next_rand();
+        int e = (int)(b % 2100) - 1075;
+        x[i] = ldexp(1.0 + (double)(next_rand() >> 11) * 0x1p-53, e);
+        if (b & (UINT64_C(1) << 40))
+            x[i] = -x[i];
+    }
+    check64(f, x, CHUNK, st, y, yv, __LINE__);
+    /* Small magnitudes, both signs. */
+    for (long i = 0; i < CHUNK; i++) {
+        x[i] = ldexp(1.0 + (double)(next_rand() >> 11) * 0x1p-53, -(int)(i % 70) - 1);
+        if (i & 1)
+            x[i] = -x[i];
+    }
+    check64(f, x, CHUNK, st, y, yv, __LINE__);
+    /* Dense sweeps, with random low bits. */
+    double r[2][2] = {{f->lo64, f->hi64}, {f->nlo, f->nhi}};
+    for (int k = 0; k < 2; k++) {
+        for (long i = 0; i < CHUNK; i++)
+            x[i] = r[k][0] + (r[k][1] - r[k][0]) * ((double)i + (double)(next_rand() >> 11) *
+                                                                   0x1p-53) / CHUNK;
+        check64(f, x, CHUNK, st, y, yv, __LINE__);
+    }
+    free(x);
+    free(y);
+    free(yv);
+}
+
+/* ---- exact special values ---- */
+
+static void expect32(const char *what, KernF k, float x, float want, int line)
+{
+    float y;
+    k(&x, &y, 1);
+    if (!(same32(y, want) || (y == want && want != 0))) {
+        failures++;
+        printf("%s:%d: %s(%a) f32: got %a, expected %a\n", __FILE__, line, what, x, y, want);
+    }
+}
+static void expect64(const char *what, KernD k, double x, double want, int line)
+{
+    double y;
+    k(&x, &y, 1);
+    if (!(same64(y, want) || (y == want && want != 0))) {
+        failures++;
+        printf("%s:%d: %s(%a) f64: got %a, expected %a\n", __FILE__, line, what, x, y, want);
+    }
+}
+#define EXPECT(F, x, want)                                                                    \
+    do {                                                                                      \
+        expect32(#F, sg_test_##F##_f32, (float)(x), (float)(want), __LINE__);                \
+        expect32(#F, sg_testv_##F##_f32, (float)(x), (float)(want), __LINE__);               \
+        expect64(#F, sg_test_##F##_f64, (x), (want), __LINE__);                              \
+        expect64(#F, sg_testv_##F##_f64, (x), (want), __LINE__);                             \
+    } while (0)
+
+static void special_values(void)
+{
+    EXPECT(exp, -INFINITY, 0.0);
+    EXPECT(exp, INFINITY, INFINITY);
+    EXPECT(exp, 1e30, INFINITY);
+    EXPECT(exp, -1e30, 0.0);
+    EXPECT(exp, NAN, NAN);
+    EXPECT(exp, 0.0, 1.0);
+    EXPECT(exp, -0.0, 1.0);
+    EXPECT(expm1, -INFINITY, -1.0);
+    EXPECT(expm1, INFINITY, INFINITY);
+    EXPECT(expm1, 1e30, INFINITY);
+    EXPECT(expm1, NAN, NAN);
+    EXPECT(expm1, -0.0, -0.0);
+    EXPECT(expm1, 0x1p-149, 0x1p-149);
+    EXPECT(log, 0.0, -INFINITY);
+    EXPECT(log, -0.0, -INFINITY);
+    EXPECT(log, -1.0, NAN);
+    EXPECT(log, -INFINITY, NAN);
+    EXPECT(log, INFINITY, INFINITY);
+    EXPECT(log, NAN, NAN);
+    EXPECT(log, 1.0, 0.0);
+    EXPECT(log1p, -1.0, -INFINITY);
+    EXPECT(log1p, -2.0, NAN);
+    EXPECT(log1p, INFINITY, INFINITY);
+    EXPECT(log1p, NAN, NAN);
+    EXPECT(log1p, -0.0, -0.0);
+    EXPECT(log1p, 0x1p-149, 0x1p-149);
+    EXPECT(tanh, INFINITY, 1.0);
+    EXPECT(tanh, -INFINITY, -1.0);
+    EXPECT(tanh, 1e30, 1.0);
+    EXPECT(tanh, -1e30, -1.0);
+    EXPECT(tanh, -0.0, -0.0);
+    EXPECT(tanh, NAN, NAN);
+    EXPECT(sigmoid, INFINITY, 1.0);
+    EXPECT(sigmoid, -INFINITY, 0.0);
+    EXPECT(sigmoid, 1e30, 1.0);
+    EXPECT(sigmoid, -1e30, 0.0);
+    EXPECT(sigmoid, 0.0, 0.5);
+    EXPECT(sigmoid, NAN, NAN);
+    EXPECT(softplus, 1000.0, 1000.0);
+    EXPECT(softplus, -1000.0, 0.0);
+    EXPECT(softplus, INFINITY, INFINITY);
+    EXPECT(softplus, -INFINITY, 0.0);
+    EXPECT(softplus, 1e30, 1e30);
+    EXPECT(softplus, NAN, NAN);
+    /* Relative accuracy in the underflowing tail, checked against the
+     * references with the ulp bound by the sweeps: just report them. */
+    float xs = -100.0f, ys;
+    sg_test_sigmoid_f32(&xs, &ys, 1);
+    printf("sigmoid(-100) f32 = %a (%.9g), reference %.9g\n", ys, ys, sigmoid_d(-100));
+    double xd = 1e-10, yd;
+    sg_test_expm1_f64(&xd, &yd, 1);
+    printf("expm1(1e-10) f64 = %.17g, reference %.17Lg\n", yd, expm1l(1e-10L));
+    sg_test_log1p_f64(&xd, &yd, 1);
+    printf("log1p(1e-10) f64 = %.17g, reference %.17Lg\n", yd, log1pl(1e-10L));
+}
+
+/* ---- speed ---- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef float (*LibF)(float);
+__attribute__((noinline)) static void libm_loop(LibF fn, const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = fn(x[i]);
+}
+__attribute__((noinline)) static void expf_loop(const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = expf(x[i]);
+}
+__attribute__((noinline)) static void tanhf_loop(const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = tanhf(x[i]);
+}
+__attribute__((noinline)) static void logf_loop(const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = logf(x[i]);
+}
+
+static double best_time(KernF k, const float *x, float *y, int64_t n)
+{
+    double best = 1e30;
+    for (int r = 0; r < 30; r++) {
+        double t0 = now();
+        k(x, y, n);
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+static void bench(void)
+{
+    enum { N = 1 << 20 };
+    float *x = malloc(N * sizeof *x), *xl = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    if (!x || !xl || !y)
+        abort();
+    for (int i = 0; i < N; i++) {
+        x[i] = -10.0f + 20.0f * (float)i / N;
+        xl[i] = 100.0f * (float)(i + 1) / N;
+    }
+    struct {
+        const char *name;
+        KernF ours, libm;
+        const float *in;
+    } b[] = {
+        {"exp", sg_test_exp_f32, expf_loop, x},
+        {"tanh", sg_test_tanh_f32, tanhf_loop, x},
+        {"log", sg_test_log_f32, logf_loop, xl},
+        {"sigmoid", sg_test_sigmoid_f32, NULL, x},
+        {"softplus", sg_test_softplus_f32, NULL, x},
+    };
+    (void)libm_loop;
+    printf("speed, 2^20 floats, best of 30 (ns/element):\n");
+    for (unsigned i = 0; i < sizeof b / sizeof b[0]; i++) {
+        double t1 = best_time(b[i].ours, b[i].in, y, N) / N * 1e9;
+        if (b[i].libm) {
+            double t2 = best_time(b[i].libm, b[i].in, y, N) / N * 1e9;
+            printf("  %-8s cg_math %.3f   libm %.3f   speedup %.1fx\n", b[i].name, t1, t2, t2 / t1);
+        } else {
+            printf("  %-8s cg_math %.3f\n", b[i].name, t1);
+        }
+    }
+    free(x);
+    free(xl);
+    free(y);
+}
+
+int main(int argc, char **argv)
+{
+    int exhaustive = 0, do_bench = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--exhaustive") == 0)
+            exhaustive = 1;
+        else if (strcmp(argv[i], "--bench") == 0)
+            do_bench = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--exhaustive] [--only NAME] [--bench]\n", argv[0]);
+            return 2;
+        }
+    }
+    special_values();
+    for (int i = 0; i < NFN; i++) {
+        if (only && strcmp(only, fns[i].name) != 0)
+            continue;
+        Stat s32 = {0, 0, 0, 0, 0}, s64 = {0, 0, 0, 0, 0};
+        sweep32(&fns[i], &s32, exhaustive);
+        sweep64(&fns[i], &s64);
+        printf("%-8s f32: max %.3f ulp (x=%.9g got %.9g want %.9g, %ld inputs)\n", fns[i].name,
+               s32.max, s32.at, s32.got, s32.want, s32.n);
+        printf("%-8s f64: max %.3f ulp (x=%.17g got %.17g want %.17g, %ld inputs)\n",
+               fns[i].name, s64.max, s64.at, s64.got, s64.want, s64.n);
+    }
+    if (do_bench)
+        bench();
+    if (failures) {
+        printf("FAIL: %d failures\n", failures);
+        return 1;
+    }
+    printf("PASS\n");
+    return 0;
+}

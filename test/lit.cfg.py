@@ -1,0 +1,56 @@
+# lit configuration for sgc. `make check` runs: python3 lit.py -sv test
+#
+# Substitutions:
+#   %sgc, %sgc-opt   the compiler and the IR tool under test
+#   %cc              a C compiler with the runtime's include and library
+#                    flags (link: %cc main.c model.o %rtlib -o prog)
+#   %rtlib           -lsgrt -lm (and the sanitizers under make check-asan)
+#   %llvm_cflags, %llvm_libs   llvm-config-19 --cflags / --ldflags --libs
+#   %valgrind        valgrind memcheck that fails on any error or leak
+#   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
+import os
+import shutil
+import lit.formats
+
+config.name = "sgc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".sg", ".ir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "drivers"]
+config.test_source_root = os.path.dirname(__file__)
+root = os.path.dirname(config.test_source_root)
+build = os.path.join(root, os.environ.get("SGC_BUILD", "build"))
+config.test_exec_root = os.path.join(build, "test")
+
+llvm_bin = "/usr/lib/llvm-19/bin"
+san = os.environ.get("SGC_TEST_SAN", "")
+inc = os.path.join(build, "include")
+lib = os.path.join(build, "lib")
+drivers = os.path.join(config.test_source_root, "drivers")
+
+config.substitutions.append(("%sgc-opt", os.path.join(build, "bin", "sgc-opt")))
+config.substitutions.append(("%sgc", os.path.join(build, "bin", "sgc")))
+config.substitutions.append(("%cc", "cc -std=c11 -O1 -g -Wall -Wextra -Werror %s -I%s -I%s -I%s"
+                             % (san, inc, drivers, os.path.join(root, "runtime"))))
+# LLVM's C API flags, for tests that build against LLVM directly
+# (test/codegen/gen_math.c); lit's shell has no $(...).
+import subprocess
+def _llvm_config(*args):
+    return subprocess.check_output(["llvm-config-19"] + list(args), text=True).split()
+config.substitutions.append(("%llvm_cflags", " ".join(_llvm_config("--cflags"))))
+config.substitutions.append(("%llvm_libs", " ".join(_llvm_config("--ldflags", "--libs"))))
+config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
+config.substitutions.append(("%drivers", drivers))
+config.substitutions.append(("%examples", os.path.join(root, "examples")))
+config.substitutions.append(("%valgrind",
+    "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all"))
+config.substitutions.append(("FileCheck", os.path.join(llvm_bin, "FileCheck")))
+
+for var in ["SGC_VERIFY", "ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "TMPDIR"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+if san:
+    config.available_features.add("asan")
+else:
+    config.available_features.add("no-asan")
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
