@@ -66,10 +66,11 @@ typedef struct ParseCtx {
   int cur_kind, prev_kind;
   const char *cur_text, *prev_text; /* identifier or number spelling */
   Loc cur_loc;
+  bool cur_first;     /* the lookahead is the first token on its line */
   bool cur_unmatched; /* a closer with no opener of its kind */
   Bracket open_before; /* innermost open bracket before the lookahead */
   long lex_err_tok;   /* token the lexer reported an error about */
-  bool eof_reported;  /* an error was already reported at end of file */
+  long last_err_tok;  /* token the parser last reported a syntax error at */
   /* open brackets, innermost last; nopen counts each kind: ( [ { */
   Bracket *br;
   int nbr, capbr;
@@ -258,9 +259,8 @@ funcs:
     %empty
   | funcs func          { if ($2) add_func(pc, $2); br_clear(pc); }
   | funcs error {
-      /* Resynchronised at 'fn', 'export' or the end of the file. */
-      if (yychar == T_FN || yychar == T_EXPORT)
-        yyerrok;
+      /* Skipping to 'fn', 'export' or the end of the file; export_opt
+       * ends the error recovery once one arrives. */
       br_clear(pc);
     }
   ;
@@ -278,7 +278,7 @@ func:
       f->end_loc = $9.end;
       if (!$9.closed) {
         bool eof = pc->cur_kind == YYEOF;
-        if (!(eof && pc->eof_reported))
+        if (pc->last_err_tok != pc->ntok) /* not already reported there */
           diag_error(pc->diag, $9.end,
                      "%smissing '}' to close the body of function '%s' (opened at line %d)",
                      eof ? "unexpected end of file: " : "", $3, $9.open.line);
@@ -289,7 +289,7 @@ func:
   | export_opt T_FN error body {
       if (!$4.closed) {
         bool eof = pc->cur_kind == YYEOF;
-        if (!(eof && pc->eof_reported))
+        if (pc->last_err_tok != pc->ntok)
           diag_error(pc->diag, $4.end,
                      "%smissing '}' to close the function body opened at line %d",
                      eof ? "unexpected end of file: " : "", $4.open.line);
@@ -297,11 +297,19 @@ func:
       yyerrok;
       $$ = NULL;
     }
+    /* A broken header and no body before the next function. */
+  | export_opt T_FN error {
+      $$ = NULL;
+    }
   ;
 
+/* A function starts here. If its 'fn' or 'export' begins a line, whatever
+ * error came before is over, so the next one is reported (yyerrok is safe:
+ * the token is the lookahead or was just shifted). A 'fn' in the middle of
+ * a line is more likely a keyword misused in an expression. */
 export_opt:
-    %empty              { $$ = false; }
-  | T_EXPORT            { $$ = true; }
+    %empty              { if (pc->cur_first) yyerrok; $$ = false; }
+  | T_EXPORT            { if (pc->cur_first) yyerrok; $$ = true; }
   ;
 
 /* A keyword where a name belongs is reported and then taken as the name. */
@@ -623,11 +631,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   Loc loc = LOC(*yypcontext_location(ctx));
   yysymbol_kind_t tok = yypcontext_token(ctx);
 
+  pc->last_err_tok = pc->ntok;
   /* The lexer already reported this token or the one before it. */
   if (pc->lex_err_tok > 0 && (pc->ntok == pc->lex_err_tok || pc->ntok == pc->lex_err_tok + 1))
     return 0;
-  if (tok == YYSYMBOL_YYEOF)
-    pc->eof_reported = true;
   int max = d->max_errors ? d->max_errors : 50;
   if (d->errors >= max) { /* will not be printed: just count it */
     diag_error(d, loc, "syntax error");

@@ -65,8 +65,10 @@ G_HELPERS(g_v2df, double, 2, d)
 
 /* Cache blocks. KC x NC of B should sit in L2 and KC x MR of A in L1; MC
  * only bounds the packing buffer (larger MC means B is packed fewer times).
- * SMALL: products with m*n*k at most this skip packing. */
-#define SMALL 4096
+ * SMALL: products with m*n*k at most this (and B not transposed: the
+ * unpacked loop then runs along rows of B) skip packing. */
+#define SMALL 1024
+#define STACKBYTES 16384
 
 #define TGT
 #define VLOADA(p) g_loadu_s(p)

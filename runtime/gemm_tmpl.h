@@ -5,7 +5,9 @@
  *   T            element type (float or double)
  *   V, VL        SIMD vector type and its number of elements
  *   MR           rows of the register tile; its columns are NR = 2 * VL
- *   KC, NC, MC   cache blocks (see gemm.c); SMALL: below this m*n*k no packing
+ *   KC, NC, MC   cache blocks (see gemm.c); SMALL: up to this m*n*k no
+ *                packing; STACKBYTES: packing buffers this small live on
+ *                the stack
  *   SFX          suffix making the static function names unique
  *   TGT          function attributes (target ISA) for every function here
  *   VLOADA/VLOADU/VSTOREA/VSTOREU, VSET1, VZERO, VFMA(a, b, c) = a*b + c,
@@ -138,24 +140,34 @@ static TGT void F(kernel)(int64_t kc, const T *restrict a, const T *restrict b,
 /* All register tiles of one packed mc x kc block of A times one packed
  * kc x nc block of B. The A sliver (kc x MR) stays in L1 while the loop
  * over j streams the B block from L2. Partial tiles at the right and bottom
- * edges go through a scratch tile so that C is never written out of bounds. */
+ * edges go through a scratch tile so that C is never written out of bounds;
+ * so do all tiles when ct is set: then the block is of C^T (see gemm) and
+ * the tile is stored transposed, C[j][i]. */
 static TGT void F(macro)(int64_t mc, int64_t nc, int64_t kc, const T *pa,
-                         const T *pb, T *c, int64_t ldc, int acc) {
+                         const T *pb, T *c, int64_t ldc, int acc, int ct) {
   for (int64_t ir = 0; ir < mc; ir += MR) {
     int64_t mr = F(min64)(MR, mc - ir);
     const T *ap = pa + ir * kc;
     for (int64_t jr = 0; jr < nc; jr += NR) {
       int64_t nr = F(min64)(NR, nc - jr);
       const T *bp = pb + jr * kc;
-      T *cp = c + ir * ldc + jr;
-      if (mr == MR && nr == NR) {
-        F(kernel)(kc, ap, bp, cp, ldc, acc);
-      } else {
-        _Alignas(64) T tile[MR * NR];
-        F(kernel)(kc, ap, bp, tile, NR, 0);
+      if (!ct && mr == MR && nr == NR) {
+        F(kernel)(kc, ap, bp, c + ir * ldc + jr, ldc, acc);
+        continue;
+      }
+      _Alignas(64) T tile[MR * NR];
+      F(kernel)(kc, ap, bp, tile, NR, 0);
+      if (!ct) {
+        T *cp = c + ir * ldc + jr;
         for (int64_t i = 0; i < mr; i++)
           for (int64_t j = 0; j < nr; j++)
             cp[i * ldc + j] = acc ? cp[i * ldc + j] + tile[i * NR + j]
+                                  : tile[i * NR + j];
+      } else {
+        T *cp = c + jr * ldc + ir;
+        for (int64_t j = 0; j < nr; j++)
+          for (int64_t i = 0; i < mr; i++)
+            cp[j * ldc + i] = acc ? cp[j * ldc + i] + tile[i * NR + j]
                                   : tile[i * NR + j];
       }
     }
@@ -261,6 +273,53 @@ static TGT void F(by_rows)(int ta, int tb, int64_t m, int64_t n, int64_t k,
             c + i * ldc, 1, acc);
 }
 
+static inline int64_t F(roundup)(int64_t x, int64_t unit) {
+  return (x + unit - 1) / unit * unit;
+}
+
+/* The packed product. With ct, the operands are already swapped (the
+ * caller computes C^T = op(B)^T op(A)^T) and C is stored transposed. */
+static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const T *a, int64_t lda, const T *b, int64_t ldb,
+                           T *c, int64_t ldc, int acc, int ct) {
+  int64_t mcb = F(block)(m, MC, MR), kcb = F(block)(k, KC, 1),
+          ncb = F(block)(n, NC, NR);
+  /* One buffer for both packed blocks; the A part is rounded to whole cache
+   * lines so that the B part stays 64-byte aligned for VLOADA. Small
+   * products pack on the stack: malloc would cost more than the product. */
+  size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
+  size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
+  _Alignas(64) T stackbuf[STACKBYTES / sizeof(T)];
+  void *buf = stackbuf;
+  if (abytes + bbytes > sizeof stackbuf &&
+      posix_memalign(&buf, 64, abytes + bbytes) != 0) {
+    if (ct) /* undo the swap: by_rows wants the original operands */
+      F(by_rows)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc);
+    else
+      F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
+    return;
+  }
+  T *pa = buf, *pb = (T *)((char *)buf + abytes);
+  for (int64_t ic = 0; ic < m; ic += mcb) {
+    int64_t mc = F(min64)(mcb, m - ic);
+    for (int64_t pc = 0; pc < k; pc += kcb) {
+      int64_t kc = F(min64)(kcb, k - pc);
+      /* The first pass over k stores (C is not read unless acc: it may
+       * hold garbage); later passes add. */
+      int beta = acc || pc > 0;
+      F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
+      for (int64_t jc = 0; jc < n; jc += ncb) {
+        int64_t nc = F(min64)(ncb, n - jc);
+        F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
+        F(macro)(mc, nc, kc, pa, pb, c + (ct ? jc * ldc + ic : ic * ldc + jc),
+                 ldc, beta, ct);
+      }
+    }
+  }
+  if (buf != stackbuf)
+    free(buf);
+}
+
 static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
                         const T *a, int64_t lda, const T *b, int64_t ldb,
                         T *c, int64_t ldc, int acc) {
@@ -280,38 +339,20 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
     F(gemv)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
     return;
   }
-  if (m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {
+  if (!tb && m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {
     F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
     return;
   }
-  int64_t mcb = F(block)(m, MC, MR), kcb = F(block)(k, KC, 1),
-          ncb = F(block)(n, NC, NR);
-  /* One buffer for both packed blocks; the A part is rounded to whole cache
-   * lines so that the B part stays 64-byte aligned for VLOADA. */
-  size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
-  size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
-  void *buf = NULL;
-  if (posix_memalign(&buf, 64, abytes + bbytes) != 0) {
-    F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
-    return;
-  }
-  T *pa = buf, *pb = (T *)((char *)buf + abytes);
-  for (int64_t ic = 0; ic < m; ic += mcb) {
-    int64_t mc = F(min64)(mcb, m - ic);
-    for (int64_t pc = 0; pc < k; pc += kcb) {
-      int64_t kc = F(min64)(kcb, k - pc);
-      /* The first pass over k stores (C is not read unless acc: it may
-       * hold garbage); later passes add. */
-      int beta = acc || pc > 0;
-      F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
-      for (int64_t jc = 0; jc < n; jc += ncb) {
-        int64_t nc = F(min64)(ncb, n - jc);
-        F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
-        F(macro)(mc, nc, kc, pa, pb, c + ic * ldc + jc, ldc, beta);
-      }
-    }
-  }
-  free(buf);
+  /* Register tiles are MR x NR with NR > MR, so a narrow C (n = 10, say)
+   * wastes most of each tile. Computing C^T = op(B)^T op(A)^T puts n on the
+   * MR side instead. Swap when that fills the tiles better, by more than
+   * the ~10% that storing every tile transposed costs. */
+  int64_t tiles = F(roundup)(m, MR) * F(roundup)(n, NR);
+  int64_t tiles_t = F(roundup)(n, MR) * F(roundup)(m, NR);
+  if (9 * tiles > 10 * tiles_t)
+    F(blocked)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc, 1);
+  else
+    F(blocked)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc, 0);
 }
 
 #undef NR
