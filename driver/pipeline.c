@@ -11,7 +11,11 @@ const PassInfo sg_passes[] = {
     {"inline", pass_inline, "inline every call and expand grad(...)"},
     {"ad", pass_ad, "add f_grad / f_vjp for every export"},
     {"strip-stop", pass_strip_stop, "remove stop_gradient (after AD)"},
+    {"fold", pass_fold, "fold literal operands into literal results"},
+    {"simplify", pass_simplify, "IEEE-exact algebra; replace known zeros"},
+    {"cse", pass_cse, "merge identical instructions"},
     {"dce", pass_dce, "remove unused instructions"},
+    {"remat", pass_remat, "recompute cheap values at each use instead of storing them"},
     {NULL, NULL, NULL},
 };
 
@@ -44,7 +48,8 @@ int pipeline_to_ad(Module *m, bool verify) {
 
 int pipeline_optimize(Module *m, int opt_level, bool verify) {
   static const char *const o0[] = {"strip-stop", "dce"};
-  static const char *const o2[] = {"strip-stop", "dce"};
+  static const char *const o2[] = {"strip-stop", "fold", "simplify", "cse", "dce",
+                                   "fold", "simplify", "cse", "dce", "remat"};
   if (opt_level == 0)
     return pipeline_run(m, o0, sizeof o0 / sizeof o0[0], verify);
   return pipeline_run(m, o2, sizeof o2 / sizeof o2[0], verify);

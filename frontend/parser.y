@@ -17,11 +17,16 @@
  *    ';'`), or up to the next 'let', 'return', '}', 'fn', 'export' or end of
  *    file (`stmts: stmts error`); a stray `{ ... }` block inside a body (say
  *    after a reserved `if`) is skipped whole. A broken function header is
- *    skipped up to the '{' of its body, whose statements are still checked.
- *    At the top level, anything is skipped up to the next 'fn' or 'export'.
+ *    skipped up to the '{' of its body, whose statements are still checked
+ *    (or up to the next 'fn'/'export' if no '{' comes first). At the top
+ *    level, anything is skipped up to the next 'fn' or 'export'.
  *    yyerrok is called only once the resynchronising token has been shifted
  *    or is a lookahead that is sure to be shifted next, so error recovery
- *    cannot loop and the next error reported is a new one.
+ *    cannot loop and the next error reported is a new one. Elsewhere bison's
+ *    rule holds: no new error is reported until three tokens have been
+ *    shifted. A syntax error at a token the lexer already complained about
+ *    (stray character, malformed number, reserved word) is not reported,
+ *    nor a missing '}' at a token that already had an error.
  *  - Failed statements and functions are dropped from the tree; everything
  *    that is in the tree is complete.
  *

@@ -32,4 +32,12 @@ void ad_activity(Function *f, const bool *differentiable);
 void pass_strip_stop(Module *m);
 /* dce.c: requires nothing; removes instructions no result depends on. */
 void pass_dce(Module *m);
+/* cse.c: requires nothing; of identical instructions keeps the first. */
+void pass_cse(Module *m);
+/* fold.c: requires nothing; literal operands give literal results. */
+void pass_fold(Module *m);
+/* simplify.c: requires nothing; IEEE-exact algebra and known zeros. */
+void pass_simplify(Module *m);
+/* remat.c: requires to run last; copies cheap values once per use. */
+void pass_remat(Module *m);
 #endif

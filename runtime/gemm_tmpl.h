@@ -137,6 +137,29 @@ static TGT void F(kernel)(int64_t kc, const T *restrict a, const T *restrict b,
   }
 }
 
+/* The left half of kernel's tile, MR x VL, for an edge sliver whose last
+ * nr <= VL columns are all that remain: half the work of the full tile,
+ * which on narrow matrices (n = 16 with NR = 32) is most of the product. */
+static TGT void F(kernel_half)(int64_t kc, const T *restrict a,
+                               const T *restrict b, T *restrict c,
+                               int64_t ldc) {
+  V c0[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; i++)
+    c0[i] = VZERO();
+  for (int64_t p = 0; p < kc; p++) {
+    V b0 = VLOADA(b);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+      c0[i] = VFMA(VSET1(a[i]), b0, c0[i]);
+    a += MR;
+    b += NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; i++)
+    VSTOREU(c + i * ldc, c0[i]);
+}
+
 /* All register tiles of one packed mc x kc block of A times one packed
  * kc x nc block of B. The A sliver (kc x MR) stays in L1 while the loop
  * over j streams the B block from L2. Partial tiles at the right and bottom
@@ -156,7 +179,10 @@ static TGT void F(macro)(int64_t mc, int64_t nc, int64_t kc, const T *pa,
         continue;
       }
       _Alignas(64) T tile[MR * NR];
-      F(kernel)(kc, ap, bp, tile, NR, 0);
+      if (nr <= VL)
+        F(kernel_half)(kc, ap, bp, tile, NR);
+      else
+        F(kernel)(kc, ap, bp, tile, NR, 0);
       if (!ct) {
         T *cp = c + ir * ldc + jr;
         for (int64_t i = 0; i < mr; i++)

@@ -168,6 +168,55 @@ static inline void sgt_check_grad(const sg_tensor *g, const double *fd, double t
   }
 }
 
+/* Added for the model tests (straight_through, em_gmm, mlp,
+ * contrastive_divergence, adversarial). */
+
+/* Like CHECK_GRAD, against a reference that is not plain finite differences
+ * of the compiled program (a hand-derived formula, or finite differences of
+ * a C re-implementation with the stop_gradient'ed part held fixed); `ref`
+ * names it in the "ok:" line. */
+#define CHECK_GRAD_VS(g, want, ref, tol)                                                \
+  sgt_check_grad_vs((g), (want), (ref), (tol), #g, __FILE__, __LINE__)
+static inline void sgt_check_grad_vs(const sg_tensor *g, const double *want, const char *ref,
+                                     double tol, const char *what, const char *file,
+                                     int line) {
+  double err = 0, scale = 0;
+  int64_t worst = 0;
+  for (int64_t i = 0; i < sgt_numel(g); i++) {
+    double e = fabs(sgt_get(g, i) - want[i]);
+    if (!(e <= err)) {
+      err = e;
+      worst = i;
+    }
+    scale = fmax(scale, fabs(want[i]));
+  }
+  double rel = err / (scale > 0 ? scale : 1);
+  if (!(rel <= tol)) {
+    printf("FAIL %s:%d: %s differs from %s: relative error %.3g > %g "
+           "(element %lld: %.10g vs %.10g)\n",
+           file, line, what, ref, rel, tol, (long long)worst, sgt_get(g, worst), want[worst]);
+    sgt_failures++;
+  } else {
+    printf("ok: %s matches %s (relative error %.2g)\n", what, ref, rel);
+  }
+}
+
+/* `got` contains `want` as a substring. */
+#define CHECK_CONTAINS(got, want)                                                       \
+  do {                                                                                  \
+    const char *g_ = (got), *w_ = (want);                                               \
+    if (!strstr(g_, w_)) {                                                              \
+      printf("FAIL %s:%d: %s is\n  \"%s\"\nwhich does not contain\n  \"%s\"\n",         \
+             __FILE__, __LINE__, #got, g_, w_);                                         \
+      sgt_failures++;                                                                   \
+    }                                                                                   \
+  } while (0)
+
+/* The size argument argv[i], or `def` when absent. */
+static inline int64_t sgt_arg(int argc, char **argv, int i, int64_t def) {
+  return argc > i ? atoll(argv[i]) : def;
+}
+
 static inline int sgt_finish(void) {
   if (sgt_failures) {
     printf("%d check(s) failed\n", sgt_failures);

@@ -1,0 +1,64 @@
+/* Rematerialization: recompute instead of store, where recomputing is
+ * cheaper.
+ *
+ * The rule: an instruction that costs at most one arithmetic operation per
+ * element (neg, add, sub, mul, mulz, select, a comparison, convert, square,
+ * abs, relu, maximum, minimum, or a broadcast/transpose, which cost none)
+ * and whose operands are all already in memory or free (parameters,
+ * literals, matmul and reduction results, or broadcasts of those) is copied
+ * once per use. Each copy then fuses into its user's loop (codegen/cg_func.c
+ * gives memory to any non-trivial value with several users): one cheap
+ * operation on operands that are being read anyway replaces a store and a
+ * reload per use. Anything costlier (exp, log, tanh, div, ...) keeps one
+ * computed copy, reused by every user: CSE has already merged the adjoint's
+ * recomputations of forward values into them.
+ *
+ * Requires: to run last (CSE would undo it). Keeps: every value's bits. */
+#include "passes.h"
+
+static bool in_memory_or_free(const Inst *x) {
+  while (x->op == OP_broadcast || x->op == OP_reshape)
+    x = x->args[0];
+  return x->op == OP_param || x->op == OP_const || x->op == OP_count ||
+         x->op == OP_matmul || ir_ops[x->op].shape == SH_REDUCE;
+}
+
+static bool cheap_op(Op op) {
+  switch (op) {
+  case OP_neg: case OP_add: case OP_sub: case OP_mul: case OP_mulz: case OP_select:
+  case OP_lt: case OP_le: case OP_gt: case OP_ge: case OP_eq: case OP_ne:
+  case OP_convert: case OP_square: case OP_abs: case OP_relu: case OP_maximum:
+  case OP_minimum: case OP_broadcast: case OP_transpose:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void pass_remat(Module *m) {
+  for (Function *f = m->funcs; f; f = f->next) {
+    ir_count_uses(f);
+    for (Inst *i = f->first; i; i = i->next) {
+      if (i->nuses < 2 || !cheap_op(i->op))
+        continue;
+      bool ok = true;
+      for (int k = 0; k < i->nargs; k++)
+        ok &= in_memory_or_free(i->args[k]);
+      if (!ok)
+        continue;
+      /* Give every user but the first its own copy, placed just before it. */
+      bool first = true;
+      for (Inst *u = i->next; u; u = u->next)
+        for (int k = 0; k < u->nargs; k++) {
+          if (u->args[k] != i)
+            continue;
+          if (first) {
+            first = false;
+            continue;
+          }
+          Builder b = {m, f, u, i->loc};
+          u->args[k] = ir_clone_inst(&b, i, i->args);
+        }
+    }
+  }
+}

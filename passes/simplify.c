@@ -1,0 +1,180 @@
+/* Algebraic simplification, only where the result is the same under IEEE
+ * arithmetic, and elimination of values known to be zero.
+ *
+ *   x * 1, 1 * x, x / 1, x + 0, 0 + x, x - 0      -> x
+ *   0 - x                                          -> -x
+ *   -(-x)                                          -> x
+ *   mulz(x, 1), mulz(1, x)                         -> x
+ *   mulz(c, x) with c a nonzero literal            -> c * x
+ *   mulz(x, c) with c a finite literal             -> x * c
+ *   pow(x, 1) -> x,  pow(x, 2) -> square(x),  pow(x, -1) -> 1 / x
+ *   select(c, x, x)                                -> x
+ *   transpose(transpose(x))                        -> one transpose, or x
+ *   reshape(reshape(x))                            -> one reshape, or x
+ *   broadcast(reshape(x)), the reshape only adding
+ *   or dropping leading 1s                         -> broadcast(x)
+ *   sum(broadcast(x)) over exactly the new axes    -> x * count
+ *
+ * (x - x is never folded: it is NaN for infinite x. x * 0 neither.)
+ *
+ * A value is known zero if it is a zero literal or made from known zeros by
+ * an op that maps zeros to exact zeros (neg, add, sub, broadcast, reshape,
+ * transpose, sum, convert, select of two zeros, mulz with a zero first
+ * operand). Such values, which AD produces for adjoints that turn out to be
+ * zero, are replaced by a literal zero, and their additions vanish by the
+ * rules above; DCE then removes what computed them.
+ *
+ * Requires: nothing. Keeps: every value's bits, except that x + 0 may turn
+ * -0 into +0 and sum(broadcast) rounds once instead of n times. */
+#include "passes.h"
+
+static Inst *literal(Inst *x) {
+  while (x->op == OP_broadcast || x->op == OP_reshape)
+    x = x->args[0];
+  return x->op == OP_const ? x : NULL;
+}
+
+static bool is_lit(Inst *x, double v) {
+  Inst *l = literal(x);
+  return l && l->num == v;
+}
+
+static bool known_zero(Inst *x) {
+  switch (x->op) {
+  case OP_const:
+    return x->num == 0;
+  case OP_neg:
+  case OP_broadcast:
+  case OP_reshape:
+  case OP_transpose:
+  case OP_sum:
+  case OP_convert:
+  case OP_mulz:
+    return x->args[0]->aux != NULL;
+  case OP_add:
+  case OP_sub:
+    return x->args[0]->aux && x->args[1]->aux;
+  case OP_select:
+    return x->args[1]->aux && x->args[2]->aux;
+  default:
+    return false;
+  }
+}
+
+/* What i simplifies to, built before i if needed; NULL if nothing applies. */
+static Inst *simplify(Builder *b, Inst *i) {
+  Inst *x = i->nargs > 0 ? i->args[0] : NULL, *y = i->nargs > 1 ? i->args[1] : NULL;
+  switch (i->op) {
+  case OP_add:
+    return y->aux ? x : x->aux ? y : NULL;
+  case OP_sub:
+    return y->aux ? x : x->aux ? ir_unary(b, OP_neg, y) : NULL;
+  case OP_mul:
+    return is_lit(y, 1) ? x : is_lit(x, 1) ? y : NULL;
+  case OP_div:
+    return is_lit(y, 1) ? x : NULL;
+  case OP_mulz: {
+    if (is_lit(y, 1))
+      return x;
+    if (is_lit(x, 1))
+      return y;
+    Inst *lx = literal(x), *ly = literal(y);
+    if ((lx && lx->num != 0 && lx->num == lx->num) ||
+        (ly && ly->num - ly->num == 0)) /* finite */
+      return ir_binary(b, OP_mul, x, y);
+    return NULL;
+  }
+  case OP_pow:
+    if (is_lit(y, 1))
+      return x;
+    if (is_lit(y, 2))
+      return ir_unary(b, OP_square, x);
+    if (is_lit(y, -1))
+      return ir_binary(b, OP_div, ir_const_like(b, &x->type, 1), x);
+    return NULL;
+  case OP_neg:
+    return x->op == OP_neg ? x->args[0] : NULL;
+  case OP_broadcast: { /* of a reshape that only added or dropped leading 1s */
+    if (x->op != OP_reshape)
+      return NULL;
+    const Type *a = &x->type, *c = &x->args[0]->type;
+    int ia = 0, ic = 0;
+    while (ia < a->rank && ir_dim_is(a->dim[ia], 1))
+      ia++;
+    while (ic < c->rank && ir_dim_is(c->dim[ic], 1))
+      ic++;
+    if (a->rank - ia != c->rank - ic)
+      return NULL;
+    for (int k = 0; ia + k < a->rank; k++)
+      if (!ir_dim_eq(a->dim[ia + k], c->dim[ic + k]))
+        return NULL;
+    return ir_broadcast(b, x->args[0], &i->type);
+  }
+  case OP_select:
+    return i->args[1] == i->args[2] ? i->args[1] : NULL;
+  case OP_transpose: {
+    if (x->op != OP_transpose)
+      return NULL;
+    int p[IR_MAX_RANK];
+    bool identity = true;
+    for (int k = 0; k < i->type.rank; k++) {
+      p[k] = x->perm[i->perm[k]];
+      identity &= p[k] == k;
+    }
+    return identity ? x->args[0] : ir_transpose(b, x->args[0], p);
+  }
+  case OP_reshape:
+    if (x->op != OP_reshape)
+      return NULL;
+    return ir_shape_eq(&x->args[0]->type, &i->type) ? x->args[0] : ir_reshape(b, x->args[0], &i->type);
+  case OP_sum: {
+    if (x->op != OP_broadcast)
+      return NULL;
+    /* the axes broadcast added (on the left, or stretched from literal 1) */
+    const Type *src = &x->args[0]->type;
+    int lead = x->type.rank - src->rank;
+    unsigned added = 0;
+    for (int k = 0; k < x->type.rank; k++)
+      if (k < lead || (ir_dim_is(src->dim[k - lead], 1) && !ir_dim_is(x->type.dim[k], 1)))
+        added |= 1u << k;
+    if (i->axes != added)
+      return NULL;
+    Inst *v = ir_reshape(b, x->args[0], &i->type);
+    return ir_binary(b, OP_mul, v, ir_broadcast(b, ir_count(b, &x->type, added, i->type.dtype), &i->type));
+  }
+  default:
+    return NULL;
+  }
+}
+
+void pass_simplify(Module *m) {
+  for (Function *f = m->funcs; f; f = f->next) {
+    for (int k = 0; k < f->nparams; k++)
+      f->params[k]->aux = NULL;
+    for (Inst *i = f->first, *next; i; i = next) {
+      next = i->next;
+      i->aux = NULL;
+      if (i->type.dtype == DT_BOOL)
+        continue;
+      Builder b = {m, f, i, i->loc};
+      if (known_zero(i)) {
+        if (i->op == OP_const || (i->op == OP_broadcast && i->args[0]->op == OP_const)) {
+          i->aux = i; /* already a literal zero */
+          continue;
+        }
+        Inst *z = ir_const_like(&b, &i->type, 0);
+        z->aux = z;
+        ir_replace_uses(f, i, z);
+        ir_unlink(f, i);
+        continue;
+      }
+      Inst *r = simplify(&b, i);
+      if (r && r != i) {
+        ir_replace_uses(f, i, r);
+        ir_unlink(f, i);
+      }
+    }
+    for (Inst *i = f->first; i; i = i->next)
+      i->aux = NULL;
+  }
+}
