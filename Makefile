@@ -66,10 +66,10 @@ $(GEN)/lexer.o: $(GEN)/lexer.c $(GEN)/parser.h
 
 $(SGC): $(B)/obj/driver/sgc.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm
+	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm -lpthread
 $(SGC_OPT): $(B)/obj/driver/sgc_opt.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm
+	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm -lpthread
 
 $(LIBSGRT): $(RT_OBJ)
 	@mkdir -p $(dir $@)

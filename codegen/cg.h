@@ -28,6 +28,9 @@ typedef struct CgOptions {
  * "sgc: error: ..." (for instance an unknown --target-cpu). */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o);
 
+/* Whether --target-cpu=cpu names a CPU sgc can generate code for. */
+bool cg_cpu_known(const char *cpu);
+
 /* Write a C header declaring every export of m, with its shapes in a
  * comment. Returns 0 or 1 on a write error. */
 int cg_write_header(Module *m, FILE *out, const char *guard);

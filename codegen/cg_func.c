@@ -434,6 +434,23 @@ static void plan(Body *B) {
   }
   for (int k = 0; k < f->nresults; k++)
     slot(B, f->results[k])->has_buf = true;
+  /* Bound the work fused into one loop: a longer chain is cut into loops of
+   * at most MAX_FUSED operations, which keeps register pressure sane and
+   * LLVM's per-block passes from going quadratic on huge expressions. */
+  enum { MAX_FUSED = 48 };
+  for (Inst *i = f->first; i; i = i->next) {
+    intptr_t size = 1;
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k]->op != OP_param && !slot(B, i->args[k])->has_buf)
+        size += (intptr_t)i->args[k]->aux;
+    if (size > MAX_FUSED && (ir_ops[i->op].flags & F_ELEM)) {
+      slot(B, i)->has_buf = true;
+      size = 1;
+    }
+    i->aux = (void *)size;
+  }
+  for (Inst *i = f->first; i; i = i->next)
+    i->aux = NULL;
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
 }

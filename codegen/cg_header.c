@@ -45,17 +45,13 @@ int cg_write_header(Module *m, FILE *out, const char *guard) {
       continue;
     signature_comment(out, m, f);
     fprintf(out, "int %s(", f->name);
-    /* The outputs' names must not repeat an input's. */
+    /* Names are unique already (ir_unique_name); C keywords get a '_'. */
     for (int k = 0; k < f->nparams + f->nresults; k++) {
       bool is_out = k >= f->nparams;
       const char *name = is_out ? f->result_names[k - f->nparams] : f->params[k]->name;
       char buf[256];
-      const char *suffix = "";
-      for (int j = 0; is_out && j < f->nparams; j++)
-        if (strcmp(f->params[j]->name, name) == 0)
-          suffix = "_out";
-      fprintf(out, "%s%ssg_tensor *%s%s", k ? ", " : "", is_out ? "" : "const ",
-              c_name(name, buf, sizeof buf), suffix);
+      fprintf(out, "%s%ssg_tensor *%s", k ? ", " : "", is_out ? "" : "const ",
+              c_name(name, buf, sizeof buf));
     }
     fprintf(out, ");\n\n");
   }

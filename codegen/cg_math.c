@@ -33,7 +33,21 @@
  * table, rounded to the target precision; the quoted fit errors are measured
  * after rounding. For float, the constants are float values.
  *
-MEASURED_TABLE
+ * Measured max error, in ulps of the exact value (a correctly rounded
+ * result scores <= 0.5), by test/codegen/math_accuracy.c: float over all
+ * 2^32 inputs (--exhaustive; sigmoid/softplus: every 1021st bit pattern
+ * plus dense sweeps), double over ~2.6M random-bit, log-uniform and dense
+ * inputs; references from libm in double / long double:
+ *              float   double
+ *   exp        0.78    0.74
+ *   expm1      1.06    1.10
+ *   log        0.84    0.81
+ *   log1p      0.86    0.81
+ *   tanh       0.85    0.76
+ *   sigmoid    1.09    1.10
+ *   softplus   1.16    1.12
+ * The test enforces <= 2 ulp (float) and <= 4 ulp (double).
+ *
  * Special values: NaN in gives NaN out; +-inf and overflow give the IEEE
  * limits (exp(+big) = +inf, exp(-big) = +0, log(0) = -inf, log(x<0) = NaN,
  * tanh(+-inf) = +-1, sigmoid(-inf) = 0, softplus(+inf) = +inf). Denormal

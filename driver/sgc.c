@@ -3,6 +3,7 @@
  * and writes an object file, assembly, LLVM IR, SSA IR and/or a C header.
  * Exit status: 0 success, 1 errors in the program, 2 bad usage. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,10 @@ static int parse_args(int argc, char **argv, Options *o) {
   }
   if (!o->input)
     return bad_usage("%s", "no input file");
+  if (!cg_cpu_known(o->cpu)) {
+    fprintf(stderr, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
+    return 2;
+  }
   return -1;
 }
 
@@ -188,6 +193,19 @@ done:
   return rc;
 }
 
+typedef struct Job {
+  const Options *o;
+  const char *src;
+  size_t len;
+  int rc;
+} Job;
+
+static void *run_job(void *arg) {
+  Job *j = arg;
+  j->rc = compile(j->o, j->src, j->len);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   Options o = {0};
   int rc = parse_args(argc, argv, &o);
@@ -199,7 +217,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sgc: error: cannot read '%s': %s\n", o.input, strerror(errno));
     return 1;
   }
-  rc = compile(&o, src, len);
+  /* The stages recurse over expression trees, which a program can nest as
+   * deeply as it is long; a large stack (reserved, not touched) keeps any
+   * input the parser accepts from overflowing it. */
+  Job job = {&o, src, len, 1};
+  pthread_attr_t attr;
+  pthread_t tid;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  if (pthread_create(&tid, &attr, run_job, &job) == 0)
+    pthread_join(tid, NULL);
+  else
+    run_job(&job);
+  pthread_attr_destroy(&attr);
   free(src);
-  return rc;
+  return job.rc;
 }

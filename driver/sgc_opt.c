@@ -1,7 +1,156 @@
-/* sgc-opt: placeholder until the IR parser lands (issue 4). */
+/* sgc-opt: the IR tool, in the spirit of LLVM's opt. Reads a module in the
+ * textual IR that `sgc --emit-ir` prints (ir/parse.c), verifies it, runs the
+ * passes named by --passes= in order through the registry of
+ * driver/pipeline.c (verifying after each one unless --no-verify), and
+ * prints the result (ir/print.c). Lit tests use it to test one pass at a
+ * time on hand-written IR, and to check that printing and parsing the IR of
+ * every stage round-trips.
+ * Exit status: 0 success, 1 errors in the input or a failed verification,
+ * 2 bad usage. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-int main(void) {
-  fprintf(stderr, "sgc-opt: not built yet\n");
+#include "pipeline.h"
+
+static const char usage[] =
+    "usage: sgc-opt FILE.ir [--passes=a,b,c] [--no-verify] [-o OUT]\n"
+    "               [--list-passes] [--help]\n";
+
+static const char help[] =
+    "Parse textual sgc IR (FILE - for standard input), run passes on it and\n"
+    "print the result.\n"
+    "\n"
+    "  --passes=a,b,c   the passes to run, in order (empty: none);\n"
+    "                   --list-passes shows them\n"
+    "  --no-verify      do not run the verifier after each pass (the input\n"
+    "                   is always verified)\n"
+    "  -o OUT           write the IR to OUT instead of standard output\n"
+    "  --list-passes    print the name and description of every pass\n"
+    "  --help\n";
+
+typedef struct Options {
+  const char *input, *output;
+  PtrVec passes; /* names, pointing into argv */
+  bool verify;
+} Options;
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "sgc-opt: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n%s", usage);
   return 2;
+}
+
+static int unknown_pass(const char *name, size_t len) {
+  fprintf(stderr, "sgc-opt: error: unknown pass '%.*s' (available: ", (int)len, name);
+  for (const PassInfo *p = sg_passes; p->name; p++)
+    fprintf(stderr, "%s%s", p == sg_passes ? "" : ", ", p->name);
+  fprintf(stderr, ")\n");
+  return 2;
+}
+
+/* "a,b,c" -> the pass names, each checked against the registry. Empty
+ * items are skipped, so --passes= runs nothing. */
+static int add_passes(Options *o, const char *list) {
+  const char *s = list;
+  while (*s) {
+    size_t n = strcspn(s, ",");
+    if (n > 0) {
+      const PassInfo *found = NULL;
+      for (const PassInfo *p = sg_passes; p->name; p++)
+        if (strlen(p->name) == n && memcmp(p->name, s, n) == 0)
+          found = p;
+      if (!found)
+        return unknown_pass(s, n);
+      vec_push(&o->passes, (void *)found->name);
+    }
+    s += n;
+    if (*s == ',')
+      s++;
+  }
+  return -1;
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(int argc, char **argv, Options *o) {
+  o->verify = true;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      printf("%s\n%s", usage, help);
+      return 0;
+    } else if (strcmp(a, "--list-passes") == 0) {
+      for (const PassInfo *p = sg_passes; p->name; p++)
+        printf("%-12s %s\n", p->name, p->what);
+      return 0;
+    } else if (strncmp(a, "--passes=", 9) == 0) {
+      int rc = add_passes(o, a + 9);
+      if (rc >= 0)
+        return rc;
+    } else if (strcmp(a, "--no-verify") == 0) {
+      o->verify = false;
+    } else if (strcmp(a, "-o") == 0) {
+      if (i + 1 >= argc)
+        return bad_usage("%s needs a file name", a);
+      o->output = argv[++i];
+    } else if (a[0] == '-' && a[1]) {
+      return bad_usage("unknown option '%s'", a);
+    } else if (o->input) {
+      return bad_usage("more than one input file ('%s')", a);
+    } else {
+      o->input = a;
+    }
+  }
+  if (!o->input)
+    return bad_usage("%s", "no input file");
+  return -1;
+}
+
+static int write_module(Module *m, const char *path) {
+  FILE *out = path ? fopen(path, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "sgc-opt: error: cannot write '%s': %s\n", path, strerror(errno));
+    return 1;
+  }
+  ir_print_module(out, m);
+  int bad = ferror(out);
+  if (path ? fclose(out) != 0 : fflush(out) != 0)
+    bad = 1;
+  if (bad) {
+    fprintf(stderr, "sgc-opt: error: cannot write '%s'\n", path ? path : "<stdout>");
+    return 1;
+  }
+  return 0;
+}
+
+static int run(const Options *o) {
+  size_t len;
+  char *src = read_file(o->input, &len);
+  if (!src) {
+    fprintf(stderr, "sgc-opt: error: cannot read '%s': %s\n", o->input, strerror(errno));
+    return 1;
+  }
+  Diag diag;
+  diag_init(&diag, strcmp(o->input, "-") == 0 ? "<stdin>" : o->input, src, len);
+  Module *m = ir_parse(&diag, src, len);
+  int rc = 1;
+  /* The input is always verified: the passes assume a valid module. */
+  if (m && ir_verify(m, NULL) == 0 &&
+      pipeline_run(m, (const char *const *)o->passes.data, o->passes.len, o->verify) == 0)
+    rc = write_module(m, o->output);
+  ir_module_free(m);
+  free(src);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  memset(&o, 0, sizeof o);
+  int rc = parse_args(argc, argv, &o);
+  if (rc < 0)
+    rc = run(&o);
+  vec_free(&o.passes);
+  return rc;
 }

@@ -349,8 +349,10 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   if (rank == 0)
     return x;
   Inst *r = ir_reduce(&c->b, bi->op, x.v, axes);
-  if (bi->kind == B_MEAN)
-    r = ir_binary(&c->b, OP_div, r, ir_count(&c->b, &x.v->type, axes, x.v->type.dtype));
+  if (bi->kind == B_MEAN) {
+    Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
+    r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
+  }
   return (Val){r, x.weak};
 }
 
@@ -423,6 +425,7 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
   for (int s = 0; s < c->m->nsyms; s++)
     map[s] = (Dim){-1, -2}; /* unbound */
   bool ok = true;
+  int *binder = xmalloc(sizeof(int) * (size_t)(c->m->nsyms + 1));
   for (int k = 0; k < callee->nparams; k++) {
     Inst *p = callee->params[k];
     Loc loc = nth_positional(call, k)->value->loc;
@@ -440,24 +443,44 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
       continue;
     }
     bool fits = at->rank == p->type.rank;
+    int bad = -1; /* the dimension that does not fit */
     for (int j = 0; fits && j < at->rank; j++) {
       Dim want = p->type.dim[j];
       if (want.sym < 0)
         fits = ir_dim_eq(want, at->dim[j]);
-      else if (map[want.sym].sym == -2)
+      else if (map[want.sym].sym == -2) {
         map[want.sym] = at->dim[j];
-      else
+        binder[want.sym] = k;
+      } else
         fits = ir_dim_eq(map[want.sym], at->dim[j]);
+      if (!fits)
+        bad = j;
     }
     if (!fits) {
       char buf[512];
-      ERR(c, loc, "argument '%s' of '%s' has shape %s, which does not match %s%s", p->name,
-          callee->name, dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf),
-          at->rank == p->type.rank ? " (sizes with different names are never assumed equal)"
-                                   : "");
+      const char *with = "", *hint = "";
+      if (bad >= 0) {
+        Dim want = p->type.dim[bad], got = at->dim[bad];
+        Dim other = want.sym >= 0 ? map[want.sym] : want;
+        if (want.sym >= 0) {
+          Type one = ir_scalar(DT_F32);
+          one.rank = 1;
+          one.dim[0] = other;
+          char ob[128];
+          ir_dims_str(c->m, &one, ob, sizeof ob);
+          ob[strlen(ob) - 1] = 0;
+          with = arena_printf(c->m->arena, " with %s = %s (bound by '%s')", c->m->syms[want.sym],
+                              ob + 1, callee->params[binder[want.sym]]->name);
+        }
+        if (other.sym >= 0 || got.sym >= 0)
+          hint = " (sizes with different names are never assumed equal)";
+      }
+      ERR(c, loc, "argument '%s' of '%s' has shape %s, which does not match %s%s%s", p->name,
+          callee->name, dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf), with, hint);
       ok = false;
     }
   }
+  free(binder);
   return ok;
 }
 
@@ -747,7 +770,7 @@ static void declare_function(Ctx *c, FnInfo *fn) {
     Builder b = {c->m, fn->ir, NULL, af->loc};
     Inst *ph = ir_new_inst(&b, OP_param, rt, NULL, 0);
     ir_unlink(fn->ir, ph);
-    const char *out = "out";
+    const char *out = ir_unique_name(c->m, fn->ir, "out", "_out");
     ir_set_results(c->m, fn->ir, &ph, &out, 1);
     fn->sig_ok = true;
   }
@@ -864,6 +887,21 @@ static bool find_cycle(Ctx *c, FnInfo *fn) {
   return found;
 }
 
+/* Exports become C functions: a C keyword, `main` or a name the runtime
+ * reserves would not link or not compile in the header. */
+static bool c_symbol_ok(const char *name) {
+  static const char *const reserved[] = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+      "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+      "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+      "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "main",
+      "bool", "true", "false", "alignas", "alignof", "static_assert", "thread_local", NULL};
+  for (int k = 0; reserved[k]; k++)
+    if (strcmp(reserved[k], name) == 0)
+      return false;
+  return strncmp(name, "sg_", 3) != 0 && name[0] != '_';
+}
+
 Module *lower_program(Program *prog, Diag *diag) {
   Ctx c = {0};
   c.m = ir_module_new();
@@ -880,6 +918,10 @@ Module *lower_program(Program *prog, Diag *diag) {
       ERR(&c, f->loc, "'%s' is a built-in operation and cannot be redefined", f->name);
       continue;
     }
+    if (f->exported && !c_symbol_ok(f->name)) {
+      ERR(&c, f->loc, "cannot export '%s': it is not a valid C function name", f->name);
+      continue;
+    }
     c.fns[c.nfns++] = (FnInfo){.ast = f};
   }
   /* Exports must not collide with the gradient functions generated for them. */
@@ -887,8 +929,9 @@ Module *lower_program(Program *prog, Diag *diag) {
     for (int j = 0; j < c.nfns; j++) {
       Func *a = c.fns[i].ast, *b = c.fns[j].ast;
       size_t la = strlen(a->name);
+      const char *gen = a->ret.rank == 0 ? "_grad" : "_vjp";
       if (i != j && a->exported && b->exported && strncmp(a->name, b->name, la) == 0 &&
-          (strcmp(b->name + la, "_grad") == 0 || strcmp(b->name + la, "_vjp") == 0))
+          strcmp(b->name + la, gen) == 0)
         ERR(&c, b->loc, "export '%s' clashes with the gradient function generated for '%s'",
             b->name, a->name);
     }

@@ -89,6 +89,23 @@ void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int
   f->nresults = n;
 }
 
+static bool name_taken(const Function *f, const char *name) {
+  for (int k = 0; k < f->nparams; k++)
+    if (strcmp(f->params[k]->name, name) == 0)
+      return true;
+  for (int k = 0; k < f->nresults; k++)
+    if (strcmp(f->result_names[k], name) == 0)
+      return true;
+  return false;
+}
+
+const char *ir_unique_name(Module *m, const Function *f, const char *want, const char *suffix) {
+  const char *name = want;
+  while (name_taken(f, name))
+    name = arena_printf(m->arena, "%s%s", name, suffix);
+  return name;
+}
+
 /* ---- types ---- */
 
 Type ir_scalar(DType dt) {
@@ -230,6 +247,26 @@ void ir_replace_uses(Function *f, Inst *old, Inst *with) {
   for (int k = 0; k < f->nresults; k++)
     if (f->results[k] == old)
       f->results[k] = with;
+}
+
+void ir_forward(Inst *old, Inst *with) { old->fwd = with; }
+
+static Inst *resolved(Inst *x) {
+  while (x->fwd)
+    x = x->fwd;
+  return x;
+}
+
+void ir_resolve_args(Inst *i) {
+  for (int k = 0; k < i->nargs; k++)
+    i->args[k] = resolved(i->args[k]);
+}
+
+void ir_resolve_func(Function *f) {
+  for (Inst *i = f->first; i; i = i->next)
+    ir_resolve_args(i);
+  for (int k = 0; k < f->nresults; k++)
+    f->results[k] = resolved(f->results[k]);
 }
 
 void ir_count_uses(Function *f) {

@@ -92,6 +92,7 @@ struct Inst {
   int id;                   /* number for printing, set by ir_renumber */
   int nuses;                /* set by ir_count_uses */
   void *aux;                /* scratch for the pass that is running */
+  Inst *fwd;                /* replaced by this (see ir_forward) */
   Inst *prev, *next;        /* body order */
 };
 
@@ -127,6 +128,9 @@ Function *ir_func_new(Module *m, const char *name);  /* appended to m->funcs */
 Function *ir_find_func(Module *m, const char *name);
 Inst *ir_add_param(Module *m, Function *f, const char *name, Type t, bool is_const);
 void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int n);
+/* `want`, or `want` + `suffix` (repeated) if a parameter or result of f
+ * already has that name: the C ABI names every argument. */
+const char *ir_unique_name(Module *m, const Function *f, const char *want, const char *suffix);
 void ir_remove_func(Module *m, Function *f);
 
 Type ir_scalar(DType dt);
@@ -156,6 +160,14 @@ Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args);
 void ir_insert_before(Function *f, Inst *at, Inst *i); /* at NULL: append */
 void ir_unlink(Function *f, Inst *i);
 void ir_replace_uses(Function *f, Inst *old, Inst *with); /* operands and results */
+/* Replacing many values in one sweep, for passes that walk a function in
+ * order (ir_replace_uses is linear, so calling it per instruction would be
+ * quadratic): ir_forward records the replacement, ir_resolve_args applies
+ * all recorded ones to an instruction's operands before the pass looks at
+ * them, and ir_resolve_func to the whole function at the end. */
+void ir_forward(Inst *old, Inst *with);
+void ir_resolve_args(Inst *i);
+void ir_resolve_func(Function *f);
 void ir_count_uses(Function *f);                          /* sets Inst.nuses */
 int ir_renumber(Function *f);                             /* sets Inst.id */
 int ir_num_insts(const Function *f);

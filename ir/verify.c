@@ -27,6 +27,28 @@ static int report(Module *m, Function *f, Inst *i, const char *after, const char
   return 1;
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(Inst *const *)a)->name, (*(Inst *const *)b)->name);
+}
+
+/* Parameter names are unique (sorted, so linear-logarithmic). */
+static int check_unique_names(Module *m, Function *f, const char *after) {
+  if (f->nparams < 2)
+    return 0;
+  Inst **sorted = xmalloc(sizeof(Inst *) * (size_t)f->nparams);
+  memcpy(sorted, f->params, sizeof(Inst *) * (size_t)f->nparams);
+  qsort(sorted, (size_t)f->nparams, sizeof(Inst *), by_name);
+  int errors = 0;
+  for (int k = 1; k < f->nparams; k++)
+    if (strcmp(sorted[k - 1]->name, sorted[k]->name) == 0) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "duplicate parameter %%%.250s", sorted[k]->name);
+      errors += report(m, f, NULL, after, msg);
+    }
+  free(sorted);
+  return errors;
+}
+
 static int verify_func(Module *m, Function *f, const char *after) {
   int errors = 0;
   char msg[512];
@@ -41,12 +63,8 @@ static int verify_func(Module *m, Function *f, const char *after) {
     if (p->op != OP_param)
       errors += report(m, f, NULL, after, "a parameter is not an OP_param");
     p->aux = (void *)(intptr_t)MARK_SEEN;
-    for (int j = 0; j < k; j++)
-      if (strcmp(f->params[j]->name, p->name) == 0) {
-        snprintf(msg, sizeof msg, "duplicate parameter %%%s", p->name);
-        errors += report(m, f, NULL, after, msg);
-      }
   }
+  errors += check_unique_names(m, f, after);
   for (Inst *i = f->first; i; i = i->next) {
     if (i->op == OP_param) {
       errors += report(m, f, i, after, "parameter in the body");

@@ -67,8 +67,8 @@ static void ad_log1p(AD *a, Inst *y, Inst *g) {
   Inst *u = ir_binary(B, OP_add, K(a, y, 1), X);
   contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), u)));
 }
-static void ad_expm1(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_add, y, K(a, y, 1))));
+static void ad_expm1(AD *a, Inst *y, Inst *g) { /* exp(x), not y + 1: exact for x << 0 */
+  contribute(a, X, chain(a, y, g, ir_unary(B, OP_exp, X)));
 }
 static void ad_sqrt(AD *a, Inst *y, Inst *g) {
   contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
@@ -129,13 +129,17 @@ static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (Y2->active)
     contribute(a, Y2, chain(a, y, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
 }
-static void ad_pow(AD *a, Inst *y, Inst *g) { /* d/da = b a^(b-1), d/db = y log a */
+/* d/da = b a^(b-1); d/db = y log a, taken as 0 at a = 0 (where a^b is
+ * constant in b > 0), as JAX does. */
+static void ad_pow(AD *a, Inst *y, Inst *g) {
   if (X->active) {
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
     contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, Y2, e)));
   }
-  if (Y2->active)
-    contribute(a, Y2, chain(a, y, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, X))));
+  if (Y2->active) {
+    Inst *base = ir_select(B, ir_binary(B, OP_eq, X, K(a, y, 0)), K(a, y, 1), X);
+    contribute(a, Y2, chain(a, y, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
+  }
 }
 /* maximum/minimum: the winner takes g, a tie gives half to each side. */
 static void minmax2(AD *a, Inst *y, Inst *g, Op wins) {
@@ -246,7 +250,8 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     diff[k] = only_wrt >= 0 ? k == only_wrt : !p->is_const;
     p->aux = ir_add_param(m, g, p->name, p->type, p->is_const);
   }
-  Inst *seed = vjp ? ir_add_param(m, g, "seed", f->results[0]->type, true) : NULL;
+  Inst *seed = vjp ? ir_add_param(m, g, ir_unique_name(m, g, "seed", "_in"), f->results[0]->type, true) : NULL;
+  diff[f->nparams] = false; /* the seed */
 
   /* The primal sweep: a copy of f. */
   AD a = {.b = {m, g, NULL, f->loc}, .f = g};
@@ -263,7 +268,7 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   Inst *value = f->results[0]->aux;
   Inst **newres = xmalloc(sizeof(Inst *));
   newres[0] = value;
-  const char *out = "out";
+  const char *out = ir_unique_name(m, g, "out", "_out");
   ir_set_results(m, g, newres, &out, 1);
   free(newres);
 
@@ -290,7 +295,7 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   const char **names = xmalloc(sizeof(char *) * (size_t)(f->nparams + 2));
   if (with_value) {
     res[nres] = value;
-    names[nres++] = "out";
+    names[nres++] = g->result_names[0];
   }
   for (int k = 0; k < f->nparams; k++) {
     if (!diff[k])
@@ -298,7 +303,12 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     Inst *p = g->params[k];
     Inst *d = a.padj[k] ? a.padj[k] : ir_const_like(&a.b, &p->type, 0);
     res[nres] = d;
-    names[nres++] = arena_printf(m->arena, "d_%s", p->name);
+    const char *want = arena_printf(m->arena, "d_%s", p->name);
+    names[nres] = ir_unique_name(m, g, want, "_out");
+    for (int j = 0; j < nres; j++) /* earlier gradient outputs too */
+      if (strcmp(names[j], names[nres]) == 0)
+        names[nres] = arena_printf(m->arena, "%s_out", names[nres]);
+    nres++;
   }
   ir_set_results(m, g, res, names, nres);
   for (int k = 0; k < f->nparams; k++)

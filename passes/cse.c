@@ -49,18 +49,20 @@ void pass_cse(Module *m) {
     memset(table, 0, sizeof(Inst *) * (size_t)cap);
     for (Inst *i = f->first, *next; i; i = next) {
       next = i->next;
+      ir_resolve_args(i);
       if (i->op == OP_call || i->op == OP_grad)
         continue;
       size_t h = (size_t)hash(i) & (size_t)(cap - 1);
       while (table[h] && !same(table[h], i))
         h = (h + 1) & (size_t)(cap - 1);
       if (table[h]) {
-        ir_replace_uses(f, i, table[h]);
+        ir_forward(i, table[h]);
         ir_unlink(f, i);
       } else {
         table[h] = i;
       }
     }
+    ir_resolve_func(f);
     free(table);
   }
 }

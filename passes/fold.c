@@ -59,7 +59,7 @@ static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
     v = (float)v;
   Builder b = {m, f, i, i->loc};
   Inst *c = ir_const_like(&b, &i->type, v);
-  ir_replace_uses(f, i, c);
+  ir_forward(i, c);
   ir_unlink(f, i);
   return c;
 }
@@ -68,6 +68,7 @@ void pass_fold(Module *m) {
   for (Function *f = m->funcs; f; f = f->next)
     for (Inst *i = f->first, *next; i; i = next) {
       next = i->next;
+      ir_resolve_args(i);
       if (i->type.dtype == DT_BOOL)
         continue;
       if (i->op == OP_count) {
@@ -95,4 +96,6 @@ void pass_fold(Module *m) {
       if (all && eval(i->op, a, &r))
         replace_by_literal(m, f, i, r);
     }
+  for (Function *f = m->funcs; f; f = f->next)
+    ir_resolve_func(f);
 }

@@ -42,6 +42,7 @@ static Type subst(const Type *t, const Dim *map) {
 /* Replace `call` by a copy of the callee's body. */
 static void inline_call(Inliner *in, Function *f, Inst *call) {
   Module *m = in->m;
+  ir_resolve_args(call);
   Function *callee = call->callee;
   Dim *map = xmalloc(sizeof(Dim) * (size_t)(m->nsyms + 1));
   for (int s = 0; s < m->nsyms; s++)
@@ -72,7 +73,7 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
     callee->params[k]->aux = NULL;
   for (Inst *i = callee->first; i; i = i->next)
     i->aux = NULL;
-  ir_replace_uses(f, call, result);
+  ir_forward(call, result);
   ir_unlink(f, call);
   free(map);
 }
@@ -118,6 +119,7 @@ static void flatten(Inliner *in, Function *f) {
         next = next->next;
     }
   }
+  ir_resolve_func(f);
   f->mark = FLAT;
 }
 

@@ -153,6 +153,7 @@ void pass_simplify(Module *m) {
       f->params[k]->aux = NULL;
     for (Inst *i = f->first, *next; i; i = next) {
       next = i->next;
+      ir_resolve_args(i);
       i->aux = NULL;
       if (i->type.dtype == DT_BOOL)
         continue;
@@ -164,16 +165,17 @@ void pass_simplify(Module *m) {
         }
         Inst *z = ir_const_like(&b, &i->type, 0);
         z->aux = z;
-        ir_replace_uses(f, i, z);
+        ir_forward(i, z);
         ir_unlink(f, i);
         continue;
       }
       Inst *r = simplify(&b, i);
       if (r && r != i) {
-        ir_replace_uses(f, i, r);
+        ir_forward(i, r);
         ir_unlink(f, i);
       }
     }
+    ir_resolve_func(f);
     for (Inst *i = f->first; i; i = i->next)
       i->aux = NULL;
   }

@@ -5,12 +5,15 @@
 #include "passes.h"
 
 void pass_strip_stop(Module *m) {
-  for (Function *f = m->funcs; f; f = f->next)
+  for (Function *f = m->funcs; f; f = f->next) {
     for (Inst *i = f->first, *next; i; i = next) {
       next = i->next;
+      ir_resolve_args(i);
       if (i->op == OP_stop_gradient) {
-        ir_replace_uses(f, i, i->args[0]);
+        ir_forward(i, i->args[0]);
         ir_unlink(f, i);
       }
     }
+    ir_resolve_func(f);
+  }
 }

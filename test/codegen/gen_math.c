@@ -13,8 +13,7 @@
  * sg_test_ function whether the loop was vectorized and whether any call to
  * a non-intrinsic function survived. Exit status 1 on any error.
  *
- * RUN: %cc %llvm_cflags -fsyntax-only %s
- * (the real test is math.test in this directory)
+ * Built and run by math.test in this directory.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>

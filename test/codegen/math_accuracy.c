@@ -16,8 +16,7 @@
  *
  * Usage: math_accuracy [--exhaustive] [--only NAME] [--bench]
  *
- * RUN: %cc -fsyntax-only %s
- * (the real test is math.test in this directory)
+ * Built and run by math.test in this directory.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>

@@ -1,0 +1,26 @@
+/* Driver for pow_edges.test (pow_edges.sg, f64).
+ * x ** 3 + pow(x, 2) at negative x: the value and 3x^2 + 2x, no NaN.
+ * sum(x ** y) at x = 0, y > 0: y -> 0^y is constant 0 on y > 0, so d_y = 0
+ * exactly (JAX too gives 0: it takes log(x) * x^y as 0 where x = 0), and
+ * d_x = y 0^(y-1) = 0 for y > 1; at x = 2, y = 0: d_x = 0, d_y = log 2. */
+#include "pe.h"
+#include "opsutil.h"
+
+int main(void) {
+  sg_tensor x = VEC(SG_F64, -2, 0, -0.5, 1.5), s = VEC(SG_F64, 1, 1, 1, 1),
+            o = sgo_like(SG_F64, &x), d = sgo_like(SG_F64, &x);
+  CHECK_EQ_INT(pe_lit_vjp(&x, &s, &o, &d), SG_OK);
+  CHECK_ALL_EXACT(&o, -8 + 4, 0, -0.125 + 0.25, 3.375 + 2.25);
+  CHECK_ALL_EXACT(&d, 12 - 4, 0, 0.75 - 1, 6.75 + 3);
+
+  sg_tensor b = VEC(SG_F64, 0, 0, 2), e = VEC(SG_F64, 3, 2, 0), out = SCALAR(SG_F64, 0),
+            db = sgo_like(SG_F64, &b), de = sgo_like(SG_F64, &e);
+  CHECK_EQ_INT(pe_xy_grad(&b, &e, &out, &db, &de), SG_OK);
+  CHECK_EXACT(sgt_get(&out, 0), 1);
+  CHECK_ALL_EXACT(&db, 0, 0, 0);
+  CHECK_EXACT(sgt_get(&de, 0), 0);
+  CHECK_EXACT(sgt_get(&de, 1), 0);
+  CHECK_ULPS(&de, 2, log(2.0), 1);
+  sgo_free_all();
+  return sgt_finish();
+}
