@@ -87,14 +87,14 @@ install: all
 # ---- tests ----
 LIT_FLAGS ?= -sv
 check: all
-	SGC_VERIFY=1 python3 $(LIT) $(LIT_FLAGS) test
+	SGC_VERIFY=1 sh tools/lit.sh $(LIT) $(LIT_FLAGS)
 
 # The whole suite with the compiler, the runtime and the test drivers built
 # under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate tree.
 check-asan:
 	$(MAKE) B=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
 	ASAN_OPTIONS=detect_leaks=1 SGC_BUILD=build-asan SGC_TEST_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  SGC_VERIFY=1 python3 $(LIT) $(LIT_FLAGS) test
+	  SGC_VERIFY=1 sh tools/lit.sh $(LIT) $(LIT_FLAGS)
 
 demo: all
 	@sh examples/demo.sh

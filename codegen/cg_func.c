@@ -387,7 +387,9 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out) {
   LLVMValueRef n = y->type.rank == 2 ? dimv(B, y->type.dim[1]) : one;
   LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
   bool f64 = v->type.dtype == DT_F64;
-  const char *name = f64 ? "sg_rt_gemm_f64" : "sg_rt_gemm_f32";
+  static const char *const names[2][2] = {{"sg_rt_gemm_f32", "sg_rt_gemm_f64"},
+                                          {"sg_rt_gemmz_f32", "sg_rt_gemmz_f64"}};
+  const char *name = names[v->op == OP_matmulz][f64];
   LLVMTypeRef params[12] = {g->i32, g->i32, g->i64, g->i64, g->i64, g->ptr,
                             g->i64, g->ptr, g->i64, g->ptr, g->i64, g->i32};
   LLVMTypeRef fty = LLVMFunctionType(g->vd, params, 12, 0);
@@ -418,7 +420,7 @@ static void plan(Body *B) {
       s->has_buf = true;
   }
   for (Inst *i = f->first; i; i = i->next) {
-    if (i->op == OP_matmul) {
+    if (ir_ops[i->op].shape == SH_MATMUL) {
       for (int k = 0; k < 2; k++) {
         Inst *x = i->args[k];
         if (x->op == OP_transpose && x->type.rank == 2)
@@ -548,7 +550,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       continue;
     }
     s->computed = true;
-    if (i->op == OP_matmul)
+    if (ir_ops[i->op].shape == SH_MATMUL)
       emit_matmul(&B, i, s->buf);
     else if (ir_ops[i->op].shape == SH_REDUCE)
       emit_reduce(&B, i, s->buf);

@@ -317,6 +317,8 @@ static Inst *build(Builder *b, Op op, Inst **args, int nargs, Inst proto) {
 }
 
 Inst *ir_const(Builder *b, DType dt, double v) {
+  if (dt == DT_F32) /* the literal is the f32 value the code will compute with */
+    v = (float)v;
   Inst *i = ir_new_inst(b, OP_const, ir_scalar(dt), NULL, 0);
   i->num = v;
   return i;
@@ -398,6 +400,12 @@ Inst *ir_matmul(Builder *b, Inst *x, Inst *y) {
   Inst *args[2] = {x, y};
   Inst proto = {0};
   return build(b, OP_matmul, args, 2, proto);
+}
+
+Inst *ir_matmulz(Builder *b, Inst *x, Inst *y) {
+  Inst *args[2] = {x, y};
+  Inst proto = {0};
+  return build(b, OP_matmulz, args, 2, proto);
 }
 
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to) {

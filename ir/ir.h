@@ -186,6 +186,7 @@ Inst *ir_transpose(Builder *b, Inst *x, const int *perm);
 Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes);
 Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
 Inst *ir_matmul(Builder *b, Inst *x, Inst *y);
+Inst *ir_matmulz(Builder *b, Inst *x, Inst *y); /* zero annihilates, like mulz */
 /* The sum of x over the axes broadcasting added, back to type `to`. */
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to);
 

@@ -605,7 +605,7 @@ static void parse_inst(Parser *p, Function *f) {
     ok = check_form(p, op, &optok, &a, callee.kind == T_GLOBAL);
   Builder b = {p->m, f, NULL, res.loc};
   Inst *i = ir_new_inst(&b, op, type, (Inst **)args->data, args->len);
-  i->num = num;
+  i->num = op == OP_const && type.dtype == DT_F32 ? (double)(float)num : num; /* as ir_const */
   i->axes = a.axes;
   memcpy(i->perm, a.perm, sizeof i->perm);
   i->wrt = a.wrt;

@@ -198,8 +198,11 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type col = t;
   col.dim[1] = ir_lit(1);
   Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
-  return ir_binary(B, OP_mul, uc, ir_broadcast(B, v, &t));
+  return ir_binary(B, OP_mulz, uc, ir_broadcast(B, v, &t));
 }
+/* The products below hold the adjoint g, which may be zero where the other
+ * factor is infinite (the branch a select did not pick): they use matmulz
+ * and mulz, for which 0 * x = 0 always. */
 static void ad_matmul(AD *a, Inst *y, Inst *g) {
   static const int T[2] = {1, 0};
   Inst *l = X, *r = Y2;
@@ -207,23 +210,23 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
   if (l->active) {
     Inst *d;
     if (rl == 2 && rr == 2)
-      d = ir_matmul(B, g, ir_transpose(B, r, T));
+      d = ir_matmulz(B, g, ir_transpose(B, r, T));
     else if (rl == 2)
       d = outer(a, g, r);
     else if (rr == 2)
-      d = ir_matmul(B, r, g);
+      d = ir_matmulz(B, r, g);
     else
-      d = ir_binary(B, OP_mul, ir_broadcast(B, g, &r->type), r);
+      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &r->type), r);
     contribute(a, l, d);
   }
   if (r->active) {
     Inst *d;
     if (rl == 2)
-      d = ir_matmul(B, ir_transpose(B, l, T), g);
+      d = ir_matmulz(B, ir_transpose(B, l, T), g);
     else if (rr == 2)
       d = outer(a, l, g);
     else
-      d = ir_binary(B, OP_mul, ir_broadcast(B, g, &l->type), l);
+      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &l->type), l);
     contribute(a, r, d);
   }
 }
@@ -323,16 +326,30 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   return g;
 }
 
+static const char *gradient_name(Module *m, const Function *f) {
+  return arena_printf(m->arena, "%s_%s", f->name, f->results[0]->type.rank > 0 ? "vjp" : "grad");
+}
+
+/* True if f is the gradient of another export of m. The textual IR does not
+ * record FuncKind, so after a round trip a gradient is known by its name
+ * (the checker keeps exports from taking such names). */
+static bool is_gradient(Module *m, const Function *f) {
+  if (f->kind != FN_PLAIN)
+    return true;
+  for (const Function *e = m->funcs; e; e = e->next)
+    if (e != f && e->exported && e->nresults > 0 && strcmp(gradient_name(m, e), f->name) == 0)
+      return true;
+  return false;
+}
+
 void pass_ad(Module *m) {
   PtrVec todo = {0};
   for (Function *f = m->funcs; f; f = f->next)
-    if (f->exported && f->kind == FN_PLAIN)
+    if (f->exported && !is_gradient(m, f) && !ir_find_func(m, gradient_name(m, f)))
       vec_push(&todo, f);
   for (int k = 0; k < todo.len; k++) {
     Function *f = todo.data[k];
-    bool vjp = f->results[0]->type.rank > 0;
-    Function *g = ad_build(m, f, arena_printf(m->arena, "%s_%s", f->name, vjp ? "vjp" : "grad"),
-                       -1, true);
+    Function *g = ad_build(m, f, gradient_name(m, f), -1, true);
     g->exported = true;
     ir_remove_func(m, g); /* keep f_grad right after f */
     g->next = f->next;

@@ -11,7 +11,8 @@
  * is differentiated again by the AD pass, exactly.
  *
  * Requires: an acyclic call graph (the checker rejects recursion).
- * Keeps: types, with each callee's symbolic sizes replaced by the caller's.
+ * Keeps: types, with each callee's symbolic sizes replaced by the caller's;
+ * an argument passed for a const parameter is wrapped in stop_gradient.
  * Afterwards no call or grad remains, and non-exported functions are gone. */
 #include <string.h>
 
@@ -47,14 +48,19 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
   Dim *map = xmalloc(sizeof(Dim) * (size_t)(m->nsyms + 1));
   for (int s = 0; s < m->nsyms; s++)
     map[s] = (Dim){-1, -2};
+  Builder b = {m, f, call, call->loc};
   for (int k = 0; k < callee->nparams; k++) {
     const Type *pt = &callee->params[k]->type, *at = &call->args[k]->type;
     for (int j = 0; j < pt->rank; j++)
       if (pt->dim[j].sym >= 0)
         map[pt->dim[j].sym] = at->dim[j];
-    callee->params[k]->aux = call->args[k];
+    /* A const parameter is constant for differentiation (section 7): what
+     * is passed for it is, as if wrapped in stop_gradient. */
+    Inst *arg = call->args[k];
+    if (callee->params[k]->is_const && arg->op != OP_stop_gradient)
+      arg = ir_unary(&b, OP_stop_gradient, arg);
+    callee->params[k]->aux = arg;
   }
-  Builder b = {m, f, call, call->loc};
   Inst *argv[8];
   for (Inst *i = callee->first; i; i = i->next) {
     Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);

@@ -12,7 +12,7 @@
 void pass_inline(Module *m);
 
 /* ad.c: requires no call or grad; adds f_grad (scalar result) or f_vjp
- * (tensor result) after every exported f. */
+ * (tensor result) after every exported f that has none yet. */
 void pass_ad(Module *m);
 /* The gradient of f (call-free) with respect to the parameters wrt[k] (f's
  * non-const parameters when wrt_all). Results: f's value if with_value, then

@@ -20,7 +20,7 @@ static bool in_memory_or_free(const Inst *x) {
   while (x->op == OP_broadcast || x->op == OP_reshape)
     x = x->args[0];
   return x->op == OP_param || x->op == OP_const || x->op == OP_count ||
-         x->op == OP_matmul || ir_ops[x->op].shape == SH_REDUCE;
+         ir_ops[x->op].shape == SH_MATMUL || ir_ops[x->op].shape == SH_REDUCE;
 }
 
 static bool cheap_op(Op op) {

@@ -2,7 +2,7 @@
  * arithmetic, and elimination of values known to be zero.
  *
  *   x * 1, 1 * x, x / 1, x + 0, 0 + x, x - 0      -> x
- *   0 - x                                          -> -x
+ *   -0 - x                                         -> -x
  *   -(-x)                                          -> x
  *   mulz(x, 1), mulz(1, x)                         -> x
  *   mulz(c, x) with c a nonzero literal            -> c * x
@@ -17,15 +17,16 @@
  *
  * (x - x is never folded: it is NaN for infinite x. x * 0 neither.)
  *
- * A value is known zero if it is a zero literal or made from known zeros by
- * an op that maps zeros to exact zeros (neg, add, sub, broadcast, reshape,
- * transpose, sum, convert, select of two zeros, mulz with a zero first
- * operand). Such values, which AD produces for adjoints that turn out to be
+ * A value is known zero if it is a +0 literal or made from known zeros by
+ * an op that maps +0 to +0 (add, sub, broadcast, reshape, transpose, sum,
+ * convert, select of two zeros, mulz with a zero first operand). Such values, which AD produces for adjoints that turn out to be
  * zero, are replaced by a literal zero, and their additions vanish by the
  * rules above; DCE then removes what computed them.
  *
  * Requires: nothing. Keeps: every value's bits, except that x + 0 may turn
  * -0 into +0 and sum(broadcast) rounds once instead of n times. */
+#include <math.h>
+
 #include "passes.h"
 
 static Inst *literal(Inst *x) {
@@ -39,18 +40,24 @@ static bool is_lit(Inst *x, double v) {
   return l && l->num == v;
 }
 
+static bool is_neg_zero(Inst *x) {
+  Inst *l = literal(x);
+  return l && l->num == 0 && signbit(l->num);
+}
+
+/* Known to be +0 everywhere (each rule maps +0 operands to +0). */
 static bool known_zero(Inst *x) {
   switch (x->op) {
   case OP_const:
-    return x->num == 0;
-  case OP_neg:
+    return x->num == 0 && !signbit(x->num);
   case OP_broadcast:
   case OP_reshape:
   case OP_transpose:
   case OP_sum:
   case OP_convert:
-  case OP_mulz:
     return x->args[0]->aux != NULL;
+  case OP_mulz: /* gives +0 for a first operand of either zero */
+    return x->args[0]->aux != NULL || is_neg_zero(x->args[0]);
   case OP_add:
   case OP_sub:
     return x->args[0]->aux && x->args[1]->aux;
@@ -67,8 +74,8 @@ static Inst *simplify(Builder *b, Inst *i) {
   switch (i->op) {
   case OP_add:
     return y->aux ? x : x->aux ? y : NULL;
-  case OP_sub:
-    return y->aux ? x : x->aux ? ir_unary(b, OP_neg, y) : NULL;
+  case OP_sub: /* -0 - x is -x exactly; +0 - x is not (at x = +0) */
+    return y->aux ? x : is_neg_zero(x) ? ir_unary(b, OP_neg, y) : NULL;
   case OP_mul:
     return is_lit(y, 1) ? x : is_lit(x, 1) ? y : NULL;
   case OP_div:
@@ -103,7 +110,7 @@ static Inst *simplify(Builder *b, Inst *i) {
       ia++;
     while (ic < c->rank && ir_dim_is(c->dim[ic], 1))
       ic++;
-    if (a->rank - ia != c->rank - ic)
+    if (a->rank - ia != c->rank - ic || c->rank > i->type.rank)
       return NULL;
     for (int k = 0; ia + k < a->rank; k++)
       if (!ir_dim_eq(a->dim[ia + k], c->dim[ic + k]))

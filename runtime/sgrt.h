@@ -59,4 +59,13 @@ void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const double *a, int64_t lda, const double *b, int64_t ldb,
                     double *c, int64_t ldc, int accumulate);
 
+/* The same, except that a term with a zero factor is left out even when
+ * the other factor is infinite or NaN (products inside gradients). */
+void sg_rt_gemmz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float *c, int64_t ldc, int accumulate);
+void sg_rt_gemmz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     const double *a, int64_t lda, const double *b, int64_t ldb,
+                     double *c, int64_t ldc, int accumulate);
+
 #endif

@@ -1,0 +1,35 @@
+/* hand.h: the expert, hand-written gradients that bench/bench_main.c times
+ * against sgc's generated code. Each computes exactly what the sgc function
+ * of the same name computes (the value and every gradient), on row-major
+ * float arrays, takes its scratch memory from the heap on every call (as the
+ * generated code does) and returns 0, or -1 if that allocation failed. */
+#ifndef BENCH_HAND_H
+#define BENCH_HAND_H
+
+#include <stdint.h>
+
+/* examples/mlp.sg: mlp_loss_grad. x [n,d], y [n,o] are constants. */
+int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,
+                       const float *w1, const float *b1, const float *w2,
+                       const float *b2, const float *x, const float *y,
+                       float *loss, float *d_w1, float *d_b1, float *d_w2,
+                       float *d_b2);
+
+/* examples/mlp.sg: layer_vjp, out = tanh(x @ w) and the VJP with seed. */
+int hand_layer_vjp(int64_t n, int64_t d, int64_t h, const float *x,
+                   const float *w, const float *seed, float *out, float *d_x,
+                   float *d_w);
+
+/* examples/stable_softmax.sg: xent_grad, w [k,d]; x [d], y [k] constants. */
+int hand_xent_grad(int64_t k, int64_t d, const float *w, const float *x,
+                   const float *y, float *loss, float *d_w);
+
+/* bench/elementwise.sg: ew_grad, sum(tanh(x)*sigmoid(x) + exp(-x^2)). */
+int hand_ew_grad(int64_t n, const float *x, float *out, float *d_x);
+
+/* examples/contrastive_divergence.sg: cd1_loss_grad; v0 [b,nv] constant. */
+int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
+                       const float *a, const float *c, const float *v0,
+                       float *loss, float *d_w, float *d_a, float *d_c);
+
+#endif

@@ -1,0 +1,87 @@
+#!/bin/sh
+# bench/run.sh: `make bench`. Compiles the shipped models with sgc, the
+# expert's hand-written C gradients (bench/hand/) with gcc -O3 -march=native,
+# and the driver bench/bench_main.c; times sgc against the hand-written code
+# and checks that they agree (bench_main), then times the same programs in
+# PyTorch and prints one table with the ratios (bench/report.py). See
+# bench/README.md. Environment: BENCH_BUDGET=seconds per case and per
+# measurement (sgc and hand together; each PyTorch setting on its own;
+# default 2.5), BENCH_NO_TORCH=1 to skip PyTorch, HANDCC (default gcc: the
+# vector-math declarations in bench/hand/vmath.h are GCC's). Needs `make all`
+# first (the Makefile's bench target does that).
+set -e
+cd "$(dirname "$0")/.."
+SGC=build/bin/sgc
+LIB=build/lib/libsgrt.a
+OUT=build/bench
+for f in "$SGC" "$LIB" build/include/sg_runtime.h; do
+  [ -e "$f" ] || { echo "bench: $f is missing; run 'make all' first" >&2; exit 2; }
+done
+mkdir -p "$OUT/obj" "$OUT/data"
+CC=${CC:-cc}
+HANDCC=${HANDCC:-gcc}
+HANDFLAGS="-std=c11 -O3 -march=native -fno-math-errno -fopenmp-simd -Wall -Wextra -D_POSIX_C_SOURCE=200809L"
+
+# 1. The models, compiled by sgc (default -O2, host CPU).
+for src in examples/mlp.sg examples/stable_softmax.sg \
+           examples/contrastive_divergence.sg bench/elementwise.sg; do
+  "$SGC" "$src" -o "$OUT/obj/sg_$(basename "$src" .sg).o"
+done
+
+# 2. The hand-written gradients and the driver, linked with the runtime
+#    (the hand-written code calls its GEMM, sg_rt_gemm_f32).
+for src in bench/hand/*.c; do
+  $HANDCC $HANDFLAGS -Iruntime -c "$src" -o "$OUT/obj/hand_$(basename "$src" .c).o"
+done
+$CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/bench_main.c \
+  -o "$OUT/obj/bench_main.o"
+$CC "$OUT"/obj/*.o "$LIB" -lm -o "$OUT/bench_main"
+
+# 3. PyTorch (Debian's python3-torch, for /usr/bin/python3): installed here
+#    if missing, but only as root; otherwise its columns are skipped. Debian's
+#    torch does its matrix products through libblas.so.3, which is netlib's
+#    reference BLAS unless an optimized one is installed; a fair comparison
+#    needs OpenBLAS (the OpenMP build, like torch's own threading), so that
+#    comes along. report.py names the BLAS it finds.
+PY=/usr/bin/python3
+TORCH_NOTE=""
+apt_install() {
+  echo "bench: apt-get install -y $* (once; log in $OUT/apt.log)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >>"$OUT/apt.log" 2>&1 ||
+    { apt-get update >>"$OUT/apt.log" 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >>"$OUT/apt.log" 2>&1; }
+}
+if [ -n "$BENCH_NO_TORCH" ]; then
+  TORCH_NOTE="PyTorch skipped (BENCH_NO_TORCH is set)"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  pkgs=""
+  "$PY" -c 'import torch' 2>/dev/null || pkgs="python3-torch"
+  ls /usr/lib/x86_64-linux-gnu/openblas-*/libblas.so.3 >/dev/null 2>&1 ||
+    pkgs="$pkgs libopenblas0-openmp"
+  if [ -n "$pkgs" ] && ! apt_install $pkgs; then
+    TORCH_NOTE="PyTorch skipped: apt-get install $pkgs failed (see $OUT/apt.log)"
+  fi
+elif ! "$PY" -c 'import torch' 2>/dev/null; then
+  TORCH_NOTE="PyTorch skipped: python3-torch is not installed and this is not root (apt-get install python3-torch libopenblas0-openmp)"
+fi
+
+# 4. Measure. sgc and hand-written C first (alternating, same process), then
+#    PyTorch on the same data, then the combined table.
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no -- . ':!bench' 2>/dev/null)" ] || rev="$rev + uncommitted changes"
+echo "sgc from $rev; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== sgc vs hand-written C (median ms per call, thread CPU time; spread = IQR/median) =="
+status=0
+"$OUT/bench_main" --budget "${BENCH_BUDGET:-2.5}" --data "$OUT/data" || status=$?
+[ "$status" -le 1 ] || exit "$status"
+echo
+# Which transcendental functions vectorized, for the notes: libmvec entry
+# points (_ZGV...) and plain libm calls in the hand-written objects, and any
+# libm calls in sgc's objects.
+HAND_VECTOR_MATH=$(nm "$OUT"/obj/hand_*.o | sed -n 's/.* U _ZGV[a-z]N\([0-9]*\)v_\(.*\)/\2:x\1/p' | sort -u | tr '\n' ' ')
+HAND_SCALAR_MATH=$(nm "$OUT"/obj/hand_*.o | sed -n 's/.* U \(expf\|logf\|log1pf\|tanhf\)$/\1/p' | sort -u | tr '\n' ' ')
+SGC_MATH_CALLS=$(nm "$OUT"/obj/sg_*.o | sed -n 's/.* U \(_ZGV.*\|exp.*\|log.*\|tanh.*\|pow.*\)$/\1/p' | sort -u | tr '\n' ' ')
+export HAND_VECTOR_MATH HAND_SCALAR_MATH SGC_MATH_CALLS
+TORCH_NOTE="$TORCH_NOTE" "$PY" bench/report.py "$OUT/data" --budget "${BENCH_BUDGET:-2.5}" \
+  ${TORCH_NOTE:+--no-torch}
+exit "$status"

@@ -1,0 +1,44 @@
+/* Matrix products inside gradients, where a zero must annihilate: the
+ * adjoint of a matmul multiplies the incoming adjoint (exactly zero where a
+ * select did not pick, or below a stop_gradient) by forward values that may
+ * be infinite or NaN there, and 0 * inf must give 0, not NaN (spec section
+ * 7; the elementwise ops use `mulz` for the same reason).
+ *
+ * When both operands are finite, which one pass over them establishes, the
+ * ordinary GEMM is already exact in this sense, and is used. Otherwise a
+ * direct loop leaves out every term with a zero factor. */
+#include <math.h>
+#include <stdbool.h>
+
+#include "sgrt.h"
+
+#define DEFINE_GEMMZ(T, NAME, GEMM)                                                       \
+  static bool all_finite_##T(const T *p, int64_t rows, int64_t cols, int64_t ld) {        \
+    for (int64_t i = 0; i < rows; i++)                                                   \
+      for (int64_t j = 0; j < cols; j++)                                                 \
+        if (!isfinite(p[i * ld + j]))                                                    \
+          return false;                                                                  \
+    return true;                                                                         \
+  }                                                                                      \
+  void NAME(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const T *a,       \
+            int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate) {    \
+    if (all_finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&                      \
+        all_finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {                      \
+      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);               \
+      return;                                                                            \
+    }                                                                                    \
+    for (int64_t i = 0; i < m; i++)                                                      \
+      for (int64_t j = 0; j < n; j++) {                                                  \
+        T s = accumulate ? c[i * ldc + j] : 0;                                           \
+        for (int64_t p = 0; p < k; p++) {                                                \
+          T x = trans_a ? a[p * lda + i] : a[i * lda + p];                               \
+          T y = trans_b ? b[j * ldb + p] : b[p * ldb + j];                               \
+          if (x != 0 && y != 0)                                                          \
+            s += x * y;                                                                  \
+        }                                                                                \
+        c[i * ldc + j] = s;                                                              \
+      }                                                                                  \
+  }
+
+DEFINE_GEMMZ(float, sg_rt_gemmz_f32, sg_rt_gemm_f32)
+DEFINE_GEMMZ(double, sg_rt_gemmz_f64, sg_rt_gemm_f64)

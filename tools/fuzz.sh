@@ -1,0 +1,144 @@
+#!/bin/sh
+# Fuzz the compiler for SECONDS seconds (default 60): `make fuzz FUZZ_SECONDS=N`.
+#
+#  1. `make all`, so build/gen (the bison/flex outputs) and build/config.mk
+#     (LLVM's flags) exist.
+#  2. Build the libFuzzer harness tools/fuzz/fuzz_sgc.c with clang-14 under
+#     -fsanitize=fuzzer,address,undefined into build/fuzz/, from the project's
+#     sources (objects in build/fuzz/obj, rebuilt when a source or a header
+#     they include changes).
+#  3. Seed build/fuzz/corpus with every .sg file of the repository and 40
+#     programs from tools/gen_programs.py (inputs the fuzzer finds stay there
+#     between runs) and run the harness with the dictionary tools/fuzz/sg.dict.
+#
+# Prints `fuzz: N executions in S seconds, K findings`. Exits 1 on a finding
+# (crash, hang, leak, verifier failure), leaving the input in build/fuzz/ and
+# printing its path; reproduce with `build/fuzz/fuzz_sgc FILE` (full report)
+# or `build/bin/sgc FILE`. Minimize with
+# `build/fuzz/fuzz_sgc -minimize_crash=1 -runs=10000 FILE`.
+#
+# Environment: CLANG (default clang-14); SGC_FUZZ_CODEGEN=0 leaves out LLVM
+# code generation (faster, less coverage); FUZZ_FLAGS, extra libFuzzer flags.
+set -eu
+
+SECONDS_TO_RUN=${1:-60}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+B=build
+OUT=$B/fuzz
+CLANG=${CLANG:-clang-14}
+MAKE=${MAKE:-make}
+
+die() { echo "fuzz: $*" >&2; exit 2; }
+
+# ---- 1. the normal build: generated parser/lexer and config.mk ----
+$MAKE -s all >/dev/null || die "make all failed"
+[ -f $B/config.mk ] && [ -f $B/gen/parser.c ] && [ -f $B/gen/lexer.c ] ||
+  die "make all did not produce build/config.mk and build/gen"
+
+# ---- 2. a clang that can link libFuzzer ----
+command -v "$CLANG" >/dev/null 2>&1 ||
+  die "$CLANG not found; install it with: apt-get install clang-14 libclang-rt-14-dev"
+mkdir -p $OUT/obj $OUT/tmp
+probe() {
+  printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+    >$OUT/tmp/probe.c
+  "$CLANG" -fsanitize=fuzzer,address,undefined $OUT/tmp/probe.c -o $OUT/tmp/probe 2>/dev/null
+}
+if ! probe; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "fuzz: the libFuzzer runtime is missing; installing libclang-rt-14-dev"
+    apt-get update -qq && apt-get install -y -qq libclang-rt-14-dev >/dev/null ||
+      die "apt-get install libclang-rt-14-dev failed"
+    probe || die "$CLANG -fsanitize=fuzzer still does not link"
+  else
+    die "$CLANG -fsanitize=fuzzer does not link; install the runtime with:
+  sudo apt-get install libclang-rt-14-dev"
+  fi
+fi
+
+# LLVM's flags, as configure.sh wrote them (`VAR := value`).
+mkvar() { sed -n "s/^$1 *:= *//p" $B/config.mk; }
+LLVM_CFLAGS=$(mkvar LLVM_CFLAGS)
+LLVM_LDFLAGS=$(mkvar LLVM_LDFLAGS)
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+CFLAGS="-std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L $SAN -fsanitize=fuzzer-no-link"
+
+# Whether obj must be rebuilt: missing, or older than a file its .d lists.
+stale() {
+  [ -f "$1" ] && [ -f "${1%.o}.d" ] || return 0
+  for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "${1%.o}.d"); do
+    [ "$dep" -nt "$1" ] && return 0
+  done
+  return 1
+}
+
+# Compile every source in parallel; each job records its failure in a file.
+rm -f $OUT/tmp/failed
+OBJS=""
+PIDS=""
+for src in frontend/*.c ir/*.c passes/*.c codegen/*.c driver/pipeline.c \
+           $B/gen/parser.c $B/gen/lexer.c tools/fuzz/fuzz_sgc.c; do
+  obj=$OUT/obj/$(echo "${src%.c}" | tr / _).o
+  OBJS="$OBJS $obj"
+  stale "$obj" || continue
+  case $src in
+    $B/gen/*) extra="-w -Ifrontend" ;;  # generated code: its warnings are not ours
+    *) extra="-Wall -Wextra" ;;
+  esac
+  # shellcheck disable=SC2086
+  ( "$CLANG" $CFLAGS $extra $LLVM_CFLAGS -I$B/gen -MMD -MP -c "$src" -o "$obj" ||
+      echo "$src" >>$OUT/tmp/failed ) &
+  PIDS="$PIDS $!"
+done
+for p in $PIDS; do wait "$p"; done
+[ ! -f $OUT/tmp/failed ] || die "compiling failed: $(cat $OUT/tmp/failed | tr '\n' ' ')"
+# shellcheck disable=SC2086
+"$CLANG" -fsanitize=fuzzer $SAN $OBJS -o $OUT/fuzz_sgc $LLVM_LDFLAGS -lm -lpthread ||
+  die "linking the harness failed"
+
+# ---- 3. seeds and the run ----
+mkdir -p $OUT/corpus
+find examples test -name '*.sg' | while read -r f; do
+  cp "$f" "$OUT/corpus/seed-$(echo "$f" | tr / _)"
+done
+# Valid programs reach deeper than mutated examples alone: add some random
+# well-typed ones (tools/gen_programs.py; fixed seeds, so the set is stable).
+if command -v python3 >/dev/null 2>&1; then
+  python3 tools/gen_programs.py --seed 1 --count 20 --out $OUT/tmp/gen &&
+    python3 tools/gen_programs.py --seed 101 --count 20 --fd --out $OUT/tmp/gen &&
+    for f in $OUT/tmp/gen/*.sg; do cp "$f" "$OUT/corpus/seed-gen-${f##*/}"; done ||
+    echo "fuzz: warning: tools/gen_programs.py failed; using the repository's seeds only"
+fi
+
+touch $OUT/tmp/start
+START=$(date +%s)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+export TMPDIR="$ROOT/$OUT/tmp"
+# -close_fd_mask=2: the compiler's own diagnostics (most inputs are rejected)
+# would drown libFuzzer's output; sanitizer reports still get through.
+# shellcheck disable=SC2086
+{ $OUT/fuzz_sgc -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
+    -dict=tools/fuzz/sg.dict -artifact_prefix=$OUT/ -print_final_stats=1 \
+    -close_fd_mask=2 ${FUZZ_FLAGS:-} $OUT/corpus; echo $? >$OUT/tmp/rc; } 2>&1 |
+  tee $OUT/fuzz.log
+RC=$(cat $OUT/tmp/rc)
+ELAPSED=$(( $(date +%s) - START ))
+
+EXECS=$(sed -n 's/^stat::number_of_executed_units: *//p' $OUT/fuzz.log | tail -n 1)
+FINDINGS=$(find $OUT -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' \
+  -o -name 'leak-*' -o -name 'oom-*' \) -newer $OUT/tmp/start)
+N=$(printf '%s' "$FINDINGS" | grep -c . || true)
+if [ "$RC" != 0 ] && [ "$N" = 0 ]; then
+  N=1  # libFuzzer failed without leaving an input (e.g. a crash in a seed)
+fi
+echo "fuzz: ${EXECS:-0} executions in $ELAPSED seconds, $N findings"
+if [ "$N" != 0 ]; then
+  for f in $FINDINGS; do
+    echo "fuzz: finding: $f (reproduce: $OUT/fuzz_sgc $f; or $B/bin/sgc $f -o /dev/null)"
+  done
+  [ -n "$FINDINGS" ] || echo "fuzz: see $OUT/fuzz.log"
+  exit 1
+fi

@@ -1,0 +1,105 @@
+/* libFuzzer harness for sgc: every input is a .sg source file, pushed
+ * through the same stages as `sgc FILE.sg` (driver/sgc.c, compile()):
+ * parse, check and lower, inline + AD, the -O2 optimization pipeline and,
+ * unless SGC_FUZZ_CODEGEN=0, LLVM code generation at -O0 to a scratch file.
+ *
+ * A finding is anything but a clean accept or a clean rejection: a sanitizer
+ * report, a die() (internal error, which aborts), a hang, a leak, or an IR
+ * verifier failure after lowering or after any pass (the harness aborts).
+ * The IR is also printed (to /dev/null) after each stage, so the printer
+ * sees every shape of module the passes produce.
+ *
+ * Like sgc, each input is compiled on a thread with a 1 GiB stack (reserved,
+ * not touched): the stages recurse over expression trees, and sgc promises
+ * only that inputs it accepts fit in that much stack.
+ *
+ * Built and run by tools/fuzz.sh (`make fuzz`). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../codegen/cg.h"
+#include "../../driver/pipeline.h"
+#include "../../frontend/ast.h"
+#include "../../frontend/lower.h"
+
+static FILE *devnull;         /* where the IR printer writes */
+static bool with_codegen = true;
+static char obj_path[4096];   /* the scratch object file of cg_emit */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  devnull = fopen("/dev/null", "w");
+  if (!devnull)
+    abort();
+  const char *cg = getenv("SGC_FUZZ_CODEGEN");
+  with_codegen = !(cg && strcmp(cg, "0") == 0);
+  const char *dir = getenv("TMPDIR");
+  snprintf(obj_path, sizeof obj_path, "%s/sgc-fuzz-%ld.o", dir && *dir ? dir : "/tmp",
+           (long)getpid());
+  return 0;
+}
+
+static void check(Module *m, int verifier_errors, const char *stage) {
+  if (verifier_errors) {
+    fprintf(stderr, "fuzz_sgc: the IR does not verify after %s\n", stage);
+    abort();
+  }
+  ir_print_module(devnull, m);
+}
+
+static void compile(const char *src, size_t len) {
+  Diag diag;
+  diag_init(&diag, "fuzz.sg", src, len);
+  Arena *arena = arena_new();
+  Program prog;
+  parse_program(arena, &diag, src, len, &prog);
+  Module *m = diag.errors ? NULL : lower_program(&prog, &diag);
+  arena_free(arena);
+  if (!m)
+    return; /* a clean rejection */
+
+  check(m, ir_verify(m, "lowering"), "lowering");
+  check(m, pipeline_to_ad(m, true), "inlining and AD");
+  check(m, pipeline_optimize(m, 2, true), "optimization");
+  if (with_codegen) {
+    CgOptions cg = {.opt_level = 0, .out_path = obj_path, .verify = true};
+    if (cg_emit(m, "fuzz.sg", &cg) != 0) {
+      fprintf(stderr, "fuzz_sgc: code generation failed for a valid program\n");
+      abort();
+    }
+  }
+  ir_module_free(m);
+}
+
+typedef struct Job {
+  const char *src;
+  size_t len;
+} Job;
+
+static void *run_job(void *arg) {
+  Job *j = arg;
+  compile(j->src, j->len);
+  return NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  Job job = {(const char *)data, size};
+  pthread_attr_t attr;
+  pthread_t tid;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  if (pthread_create(&tid, &attr, run_job, &job) == 0)
+    pthread_join(tid, NULL);
+  else
+    run_job(&job);
+  pthread_attr_destroy(&attr);
+  return 0;
+}
