@@ -124,11 +124,14 @@ def driver_source(prog, header, rng):
            "    exit(1);",
            "  }",
            "}",
-           "static double dot(const sg_tensor *a, const sg_tensor *b) {",
-           "  double s = 0;",
-           "  for (int64_t i = 0; i < count(a); i++) s += get(a, i) * get(b, i);",
-           "  return s;",
-           "}", ""]
+           ]
+    if prog.smooth:
+        out += ["static double dot(const sg_tensor *a, const sg_tensor *b) {",
+                "  double s = 0;",
+                "  for (int64_t i = 0; i < count(a); i++) s += get(a, i) * get(b, i);",
+                "  return s;",
+                "}"]
+    out.append("")
     mains = []
     for f in prog.exports:
         sizes = {}
@@ -144,17 +147,17 @@ def driver_source(prog, header, rng):
         seed_arg = "" if scalar else "&seed, "
         grad_fn = f.name + ("_grad" if scalar else "_vjp")
         out.append("/* %s */" % f.source().split("\n")[0])
-        # The forward value as a scalar: out itself, or <seed, out>.
-        out.append("static double eval_%s(%s, const sg_tensor *seed) {" % (
-            f.name, ", ".join("const sg_tensor *%s" % p.name for p in f.params)))
-        out.append("  int64_t s[] = %s;" % c_shape(conc(f.ret)))
-        out.append("  sg_tensor o = make(%s, %d, s);" % (dt(f.ret), f.ret.rank))
-        out.append('  check(%s(%s, &o), "%s");' % (f.name, ", ".join(p.name for p in f.params),
-                                                    f.name))
-        out.append("  double v = seed ? dot(seed, &o) : get(&o, 0);")
-        out.append("  free(o.data);")
-        out.append("  return v;")
-        out.append("}")
+        if prog.smooth:  # the forward value as a scalar: out itself, or <seed, out>
+            out.append("static double eval_%s(%s, const sg_tensor *seed) {" % (
+                f.name, ", ".join("const sg_tensor *%s" % p.name for p in f.params)))
+            out.append("  int64_t s[] = %s;" % c_shape(conc(f.ret)))
+            out.append("  sg_tensor o = make(%s, %d, s);" % (dt(f.ret), f.ret.rank))
+            out.append('  check(%s(%s, &o), "%s");' % (
+                f.name, ", ".join(p.name for p in f.params), f.name))
+            out.append("  double v = seed ? dot(seed, &o) : get(&o, 0);")
+            out.append("  free(o.data);")
+            out.append("  return v;")
+            out.append("}")
         out.append("static void run_%s(void) {" % f.name)
         for p in f.params:
             out.append("  int64_t s_%s[] = %s;" % (p.name, c_shape(conc(p.ty))))
