@@ -171,6 +171,8 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
 
 static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
+  if (s->reg)
+    return s->reg;
   if (s->has_buf)
     return load_elem(B, v, s->buf, v->type.rank == 0 ? i64c(B->g, 0) : lin_of(B, x, &v->type));
   return eval_def(B, v, x);
@@ -457,6 +459,150 @@ static void plan(Body *B) {
     f->params[k]->aux = NULL;
 }
 
+/* ---- loop groups ----
+ *
+ * Consecutive values with memory that are computed by flat loops over the
+ * same number of elements (elementwise values, and reductions over all
+ * axes of such an operand) share one loop: each member's element is
+ * computed once per iteration and later members read it from a register.
+ * A member read by nothing outside its group needs no memory at all. So
+ * the forward values the adjoint reuses (tanh, sigmoid...) and the loss's
+ * sum come out of the same pass as the gradient, as a hand-written loop
+ * would have it. A member may not read a reduction of its own group (that
+ * is only known after the loop). */
+
+static bool flat_member(Body *B, const Inst *i, const Type **space) {
+  if (ir_ops[i->op].shape == SH_REDUCE) {
+    if (i->type.rank != 0 || !flat_ok(B, i->args[0]))
+      return false;
+    *space = &i->args[0]->type;
+    return true;
+  }
+  if (!(ir_ops[i->op].flags & F_ELEM) || !flat_def_ok(B, i))
+    return false;
+  *space = &i->type;
+  return true;
+}
+
+/* Does v (computed in the current iteration) read a reduction of group g? */
+static bool reads_group_reduction(Body *B, const Inst *v, int g) {
+  for (int k = 0; k < v->nargs; k++) {
+    const Inst *a = v->args[k];
+    Slot *s = slot(B, a);
+    if (s->group == g && ir_ops[a->op].shape == SH_REDUCE)
+      return true;
+    if (!s->has_buf && reads_group_reduction(B, a, g))
+      return true;
+  }
+  return false;
+}
+
+/* Is every read of v inside group g (through values computed where used)? */
+static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
+  PtrVec *us = &users[v->id];
+  for (int k = 0; k < us->len; k++) {
+    const Inst *u = us->data[k];
+    Slot *s = slot(B, u);
+    if (s->has_buf ? s->group != g : !only_read_in_group(B, u, g, users))
+      return false;
+  }
+  return true;
+}
+
+static void form_groups(Body *B, int n) {
+  Function *f = B->f;
+  for (Inst *i = f->first; i; i = i->next)
+    slot(B, i)->group = -1;
+  int g = -1;
+  const Type *space = NULL;
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (!s->has_buf)
+      continue;
+    const Type *sp;
+    bool member = flat_member(B, i, &sp);
+    if (member && g >= 0 && ir_shape_eq(sp, space) && !reads_group_reduction(B, i, g)) {
+      s->group = g;
+      continue;
+    }
+    g = member ? i->id : -1;
+    space = member ? sp : NULL;
+    s->group = g;
+  }
+  /* groups of one member stay plain loops */
+  int *count = xmalloc(sizeof(int) * (size_t)(n + 1));
+  memset(count, 0, sizeof(int) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = i->next)
+    if (slot(B, i)->group >= 0)
+      count[slot(B, i)->group]++;
+  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
+  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = i->next)
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k]->op != OP_param)
+        vec_push(&users[i->args[k]->id], i);
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->group >= 0 && count[s->group] < 2)
+      s->group = -1;
+    if (s->group >= 0 && i->nuses == (int)users[i->id].len &&
+        only_read_in_group(B, i, s->group, users))
+      s->internal = true; /* (nuses counts results too: those need memory) */
+  }
+  for (int k = 0; k <= n; k++)
+    vec_free(&users[k]);
+  free(users);
+  free(count);
+}
+
+/* One loop computing every member of the group that starts at `first`. */
+static void emit_group(Body *B, Inst *first) {
+  Cg *g = B->g;
+  int gid = first->id;
+  const Type *space;
+  flat_member(B, first, &space);
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
+      s->reg = NULL;
+      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+      i->aux = entry_alloca(B, t);
+      LLVMBuildStore(g->b, reduce_init(i->op, t), i->aux);
+    }
+  }
+  Loop L;
+  LLVMValueRef iv = loop_open(B, numel(B, space, 0, space->rank), &L);
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->group != gid)
+      continue;
+    Idx x = {space->rank <= 1 ? space->rank : -1, {iv}, iv};
+    if (ir_ops[i->op].shape == SH_REDUCE) {
+      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+      LLVMValueRef e = eval(B, i->args[0], &x);
+      LLVMValueRef a = LLVMBuildLoad2(g->b, t, i->aux, "");
+      LLVMBuildStore(g->b, combine(g, i->op, a, e), i->aux);
+      continue;
+    }
+    s->reg = eval_def(B, i, &x);
+    if (!s->internal)
+      store_elem(B, i->type.dtype, s->buf, iv, s->reg);
+  }
+  loop_close(B, &L);
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->group != gid)
+      continue;
+    s->reg = NULL;
+    s->computed = true;
+    if (ir_ops[i->op].shape == SH_REDUCE) {
+      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), LLVMBuildLoad2(g->b, t, i->aux, ""));
+      i->aux = NULL;
+    }
+  }
+}
+
 static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
                                LLVMTypeRef *fty) {
   *fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
@@ -490,8 +636,9 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMPositionBuilderAtEnd(g->b, B.entry);
 
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){true, false, LLVMGetParam(fn, (unsigned)k), -1};
+    B.pslot[k] = (Slot){true, false, LLVMGetParam(fn, (unsigned)k), -1, -1, false, NULL};
   plan(&B);
+  form_groups(&B, n);
 
   /* Results computed straight into the caller's buffers. */
   for (int k = 0; k < f->nresults; k++) {
@@ -506,7 +653,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot(&B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape)
+    if (!s->has_buf || s->buf || i->op == OP_reshape || s->internal)
       continue;
     offset[i->id] = total;
     LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
@@ -547,6 +694,11 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       continue;
     if (i->op == OP_reshape && !s->buf) { /* a view */
       s->buf = slot(&B, i->args[0])->buf;
+      continue;
+    }
+    if (s->group >= 0) {
+      if (s->group == i->id)
+        emit_group(&B, i);
       continue;
     }
     s->computed = true;

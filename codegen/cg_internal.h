@@ -21,6 +21,9 @@ typedef struct Slot {
   bool computed;       /* the buffer is filled by its own loop (not a view) */
   LLVMValueRef buf;    /* pointer to element 0 */
   int temp;            /* index into the temporaries, -1 if none */
+  int group;           /* loop group (first member's id), -1 if none */
+  bool internal;       /* a group member no one outside the group reads: no memory */
+  LLVMValueRef reg;    /* while its group's loop is emitted: this element */
 } Slot;
 
 /* A function body in progress (cg_func.c). */

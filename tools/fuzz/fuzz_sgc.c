@@ -1,7 +1,9 @@
 /* libFuzzer harness for sgc: every input is a .sg source file, pushed
  * through the same stages as `sgc FILE.sg` (driver/sgc.c, compile()):
- * parse, check and lower, inline + AD, the -O2 optimization pipeline and,
- * unless SGC_FUZZ_CODEGEN=0, LLVM code generation at -O0 to a scratch file.
+ * parse, check and lower, inline + AD, the optimization pipeline and,
+ * unless SGC_FUZZ_CODEGEN=0, LLVM code generation (at LLVM's -O0, which is
+ * fast) to a scratch file. A valid program is compiled twice, through the
+ * -O2 and the -O0 IR pipelines, so code generation sees both kinds of IR.
  *
  * A finding is anything but a clean accept or a clean rejection: a sanitizer
  * report, a die() (internal error, which aborts), a hang, a leak, or an IR
@@ -33,6 +35,8 @@ static char obj_path[4096];   /* the scratch object file of cg_emit */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void remove_obj(void) { unlink(obj_path); }
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -44,6 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   const char *dir = getenv("TMPDIR");
   snprintf(obj_path, sizeof obj_path, "%s/sgc-fuzz-%ld.o", dir && *dir ? dir : "/tmp",
            (long)getpid());
+  atexit(remove_obj);
   return 0;
 }
 
@@ -55,7 +60,9 @@ static void check(Module *m, int verifier_errors, const char *stage) {
   ir_print_module(devnull, m);
 }
 
-static void compile(const char *src, size_t len) {
+/* One run of the stages at IR optimization level `opt` (0 or 2: the two
+ * pipelines of driver/pipeline.c). Returns whether the program was valid. */
+static bool compile(const char *src, size_t len, int opt) {
   Diag diag;
   diag_init(&diag, "fuzz.sg", src, len);
   Arena *arena = arena_new();
@@ -64,11 +71,11 @@ static void compile(const char *src, size_t len) {
   Module *m = diag.errors ? NULL : lower_program(&prog, &diag);
   arena_free(arena);
   if (!m)
-    return; /* a clean rejection */
+    return false; /* a clean rejection */
 
   check(m, ir_verify(m, "lowering"), "lowering");
   check(m, pipeline_to_ad(m, true), "inlining and AD");
-  check(m, pipeline_optimize(m, 2, true), "optimization");
+  check(m, pipeline_optimize(m, opt, true), "optimization");
   if (with_codegen) {
     CgOptions cg = {.opt_level = 0, .out_path = obj_path, .verify = true};
     if (cg_emit(m, "fuzz.sg", &cg) != 0) {
@@ -77,6 +84,7 @@ static void compile(const char *src, size_t len) {
     }
   }
   ir_module_free(m);
+  return true;
 }
 
 typedef struct Job {
@@ -86,7 +94,8 @@ typedef struct Job {
 
 static void *run_job(void *arg) {
   Job *j = arg;
-  compile(j->src, j->len);
+  if (compile(j->src, j->len, 2))
+    compile(j->src, j->len, 0); /* a valid program: the -O0 pipeline too */
   return NULL;
 }
 
