@@ -378,7 +378,7 @@ static LLVMValueRef gemm_operand(Body *B, const Inst *x, int *trans) {
   die("matmul operand %%%d has no memory", x->id);
 }
 
-static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out) {
+static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
   Cg *g = B->g;
   const Inst *x = v->args[0], *y = v->args[1];
   int ta, tb;
@@ -399,7 +399,7 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out) {
   if (!fn)
     fn = LLVMAddFunction(g->mod, name, fty);
   LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
-                           m, n, k, a, lda, b, ldb, out, n, LLVMConstInt(g->i32, 0, 0)};
+                           m, n, k, a, lda, b, ldb, out, n, LLVMConstInt(g->i32, accumulate, 0)};
   LLVMBuildCall2(g->b, fty, fn, args, 12, "");
 }
 
@@ -438,6 +438,19 @@ static void plan(Body *B) {
   }
   for (int k = 0; k < f->nresults; k++)
     slot(B, f->results[k])->has_buf = true;
+  /* A sum of two matrix products (the adjoint of a weight used twice) is
+   * computed by the GEMM kernel itself: the second product accumulates into
+   * the first's memory, which is the sum's. */
+  for (Inst *i = f->first; i; i = i->next) {
+    Inst *p = i->nargs == 2 ? i->args[0] : NULL, *q = i->nargs == 2 ? i->args[1] : NULL;
+    if (i->op == OP_add && p != q && ir_ops[p->op].shape == SH_MATMUL &&
+        ir_ops[q->op].shape == SH_MATMUL && p->nuses == 1 && q->nuses == 1) {
+      slot(B, i)->has_buf = true;
+      slot(B, i)->by_products = true;
+      slot(B, p)->acc_into = i;
+      slot(B, q)->acc_into = i;
+    }
+  }
   /* Bound the work fused into one loop: a longer chain is cut into loops of
    * at most MAX_FUSED operations, which keeps register pressure sane and
    * LLVM's per-block passes from going quadratic on huge expressions. */
@@ -472,6 +485,8 @@ static void plan(Body *B) {
  * is only known after the loop). */
 
 static bool flat_member(Body *B, const Inst *i, const Type **space) {
+  if (slot(B, i)->by_products)
+    return false;
   if (ir_ops[i->op].shape == SH_REDUCE) {
     if (i->type.rank != 0 || !flat_ok(B, i->args[0]))
       return false;
@@ -636,7 +651,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMPositionBuilderAtEnd(g->b, B.entry);
 
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){true, false, LLVMGetParam(fn, (unsigned)k), -1, -1, false, NULL};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1};
   plan(&B);
   form_groups(&B, n);
 
@@ -653,7 +668,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot(&B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->internal)
+    if (!s->has_buf || s->buf || i->op == OP_reshape || s->internal || s->acc_into)
       continue;
     offset[i->id] = total;
     LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
@@ -702,8 +717,16 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       continue;
     }
     s->computed = true;
+    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
+      Slot *sum = slot(&B, s->acc_into);
+      emit_matmul(&B, i, sum->buf, sum->computed);
+      sum->computed = true;
+      continue;
+    }
+    if (s->by_products)
+      continue;
     if (ir_ops[i->op].shape == SH_MATMUL)
-      emit_matmul(&B, i, s->buf);
+      emit_matmul(&B, i, s->buf, false);
     else if (ir_ops[i->op].shape == SH_REDUCE)
       emit_reduce(&B, i, s->buf);
     else

@@ -24,6 +24,8 @@ typedef struct Slot {
   int group;           /* loop group (first member's id), -1 if none */
   bool internal;       /* a group member no one outside the group reads: no memory */
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
+  Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
+  bool by_products;    /* an add of two matmuls: they compute it */
 } Slot;
 
 /* A function body in progress (cg_func.c). */

@@ -1,61 +1,3 @@
-/* cg_math.c -- exp, expm1, log, log1p, tanh, sigmoid, softplus as inline IR.
- *
- * The fused elementwise loops must stay vectorizable, and a libm call per
- * element prevents that, so these emitters expand each function into plain
- * IEEE arithmetic (fadd/fmul/fdiv), integer bit manipulation of the exponent
- * field, compares and selects. Every operation is emitted on the type of x,
- * so the same code serves float, double and <N x float|double>; constants are
- * splatted for vectors. No fast-math flags are used, and no fma: LLVM will
- * not contract the mul/add pairs, so results are bit-identical on every x86
- * CPU and between the scalar and the vectorized loop.
- *
- * Method, shared by all functions:
- *  - exp/expm1: Cody-Waite reduction x = k*ln2 + r, |r| <= ln2/2, with ln2
- *    split into hi (few significant bits, so k*hi is exact) and lo;
- *    expm1(r) = r + r^2*P(r) with a near-minimax P; the result is scaled by
- *    2^k built directly in the exponent bits. k is obtained by the "magic
- *    number" rounding (x*log2e + 1.5*2^p) - 1.5*2^p, which needs no
- *    llvm.floor/fptosi (floor is a libm call on a generic x86-64, and fptosi
- *    of NaN is poison); the integer k is the low bits of the same sum.
- *  - log/log1p: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), f = m-1 (exact),
- *    s = f/(2+f), log(1+f) = f - hfsq + s*(hfsq + R(s^2)) with hfsq = f^2/2
- *    (the fdlibm arrangement: the big terms f and hfsq are exact or nearly so
- *    and R only contributes a tiny correction).
- *  - tanh, sigmoid, softplus are built from the cores above.
- *  - Where a result would otherwise pick up two roundings at its own scale
- *    (expm1 near +-ln2/2, 1+t in sigmoid, 1-t in tanh), the leading sum is
- *    formed exactly with Fast2Sum and the exp/expm1 cores hand back their
- *    rounding error as a low part, so those functions end with one final
- *    rounding plus small terms.
- *
- * Polynomial coefficients: Chebyshev fits (mpmath.chebyfit, 60 digits, which
- * are within a small factor of minimax) of the smooth functions named at each
- * table, rounded to the target precision; the quoted fit errors are measured
- * after rounding. For float, the constants are float values.
- *
- * Measured max error, in ulps of the exact value (a correctly rounded
- * result scores <= 0.5), by test/codegen/math_accuracy.c: float over all
- * 2^32 inputs (--exhaustive; sigmoid/softplus: every 1021st bit pattern
- * plus dense sweeps), double over ~2.6M random-bit, log-uniform and dense
- * inputs; references from libm in double / long double:
- *              float   double
- *   exp        0.78    0.74
- *   expm1      1.06    1.10
- *   log        0.84    0.81
- *   log1p      0.86    0.81
- *   tanh       0.85    0.76
- *   sigmoid    1.09    1.10
- *   softplus   1.16    1.12
- * The test enforces <= 2 ulp (float) and <= 4 ulp (double).
- *
- * Special values: NaN in gives NaN out; +-inf and overflow give the IEEE
- * limits (exp(+big) = +inf, exp(-big) = +0, log(0) = -inf, log(x<0) = NaN,
- * tanh(+-inf) = +-1, sigmoid(-inf) = 0, softplus(+inf) = +inf). Denormal
- * inputs and results are handled exactly as IEEE gradual underflow (exp of
- * very negative x gives the correctly scaled denormal; log of a denormal is
- * computed after scaling by 2^25 / 2^54). Nothing is flushed to zero unless
- * the CPU runs with FTZ/DAZ.
- */
 #include "cg_math.h"
 
 #include <assert.h>
@@ -163,15 +105,20 @@ static LLVMValueRef to_fp(const Ctx *c, LLVMValueRef v)
     return LLVMBuildBitCast(c->b, v, c->ft, "");
 }
 
-static LLVMValueRef call_intrinsic(const Ctx *c, const char *name, LLVMValueRef a, LLVMValueRef b2)
+/* Call the overloaded intrinsic NAME on type ty with nargs arguments. */
+static LLVMValueRef call_intrinsic_t(const Ctx *c, const char *name, LLVMTypeRef ty,
+                                     LLVMValueRef *args, unsigned nargs)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     assert(id != 0);
-    LLVMTypeRef ty = c->ft;
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->m, id, &ty, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(c->cx, id, &ty, 1);
+    return LLVMBuildCall2(c->b, fty, fn, args, nargs, "");
+}
+static LLVMValueRef call_intrinsic(const Ctx *c, const char *name, LLVMValueRef a, LLVMValueRef b2)
+{
     LLVMValueRef args[2] = {a, b2};
-    return LLVMBuildCall2(c->b, fty, fn, args, b2 ? 2 : 1, "");
+    return call_intrinsic_t(c, name, c->ft, args, b2 ? 2 : 1);
 }
 static LLVMValueRef fabs_(const Ctx *c, LLVMValueRef a)
 {
@@ -181,22 +128,49 @@ static LLVMValueRef copysign_(const Ctx *c, LLVMValueRef mag, LLVMValueRef sgn)
 {
     return call_intrinsic(c, "llvm.copysign", mag, sgn);
 }
-
-/* Horner evaluation of coef[0] + coef[1] t + ... + coef[n-1] t^(n-1). */
-static LLVMValueRef horner(const Ctx *c, LLVMValueRef t, const double *coef, int n)
+/* a*b + d, fused where the target has an FMA (llvm.fmuladd). */
+static LLVMValueRef fma_(const Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef d)
 {
-    LLVMValueRef acc = cf(c, coef[n - 1]);
+    LLVMValueRef args[3] = {a, b, d};
+    return call_intrinsic_t(c, "llvm.fmuladd", c->ft, args, 3);
+}
+/* Signed integer max of an integer (vector) and a constant. */
+static LLVMValueRef smax_(const Ctx *c, LLVMValueRef a, int64_t v)
+{
+    LLVMValueRef args[2] = {a, ci(c, v)};
+    return call_intrinsic_t(c, "llvm.smax", c->it, args, 2);
+}
+
+/* Horner evaluation of coef[0] + coef[1] t + ... + coef[n-1] t^(n-1), one
+ * fmuladd per coefficient. If neg, the negated polynomial (the table is
+ * negated while emitting, which costs nothing at run time). */
+static LLVMValueRef poly_s(const Ctx *c, LLVMValueRef t, const double *coef, int n, int neg)
+{
+    double s = neg ? -1.0 : 1.0;
+    LLVMValueRef acc = cf(c, s * coef[n - 1]);
     for (int i = n - 2; i >= 0; i--)
-        acc = fadd_(c, fmul_(c, acc, t), cf(c, coef[i]));
+        acc = fma_(c, acc, t, cf(c, s * coef[i]));
     return acc;
+}
+static LLVMValueRef poly(const Ctx *c, LLVMValueRef t, const double *coef, int n)
+{
+    return poly_s(c, t, coef, n, 0);
 }
 
 /* Clamp to [lo, hi] with selects: unlike minnum/maxnum a NaN passes through
- * unchanged (both compares are false for NaN). */
+ * unchanged (both compares are false for NaN); on x86 each select is one
+ * min/max instruction. */
+static LLVMValueRef clamp_hi(const Ctx *c, LLVMValueRef x, double hi)
+{
+    return sel(c, fcmp(c, LLVMRealOGT, x, cf(c, hi)), cf(c, hi), x);
+}
+static LLVMValueRef clamp_lo(const Ctx *c, LLVMValueRef x, double lo)
+{
+    return sel(c, fcmp(c, LLVMRealOLT, x, cf(c, lo)), cf(c, lo), x);
+}
 static LLVMValueRef clamp(const Ctx *c, LLVMValueRef x, double lo, double hi)
 {
-    x = sel(c, fcmp(c, LLVMRealOGT, x, cf(c, hi)), cf(c, hi), x);
-    return sel(c, fcmp(c, LLVMRealOLT, x, cf(c, lo)), cf(c, lo), x);
+    return clamp_lo(c, clamp_hi(c, x, hi), lo);
 }
 
 /* ---- parameters of the two formats ---- */
@@ -219,67 +193,136 @@ static LLVMValueRef pow2i(const Ctx *c, LLVMValueRef k)
     return to_fp(c, LLVMBuildShl(c->b, e, ci(c, mant_bits(c)), ""));
 }
 
-/* Exact integer -> float for |k| < 2^(p-1), without sitofp (i64 -> double
- * has no AVX2 instruction): the inverse of the magic-number rounding. */
+/* Exact integer -> float for |k| < 2^(p-1). float: sitofp (one instruction
+ * everywhere); double: the inverse of the magic-number rounding, since
+ * i64 -> double has no instruction before AVX-512DQ. */
 static LLVMValueRef int_to_fp(const Ctx *c, LLVMValueRef k)
 {
+    if (!c->dbl)
+        return LLVMBuildSIToFP(c->b, k, c->ft, "");
     LLVMValueRef t = to_fp(c, LLVMBuildAdd(c->b, k, ci(c, magic_bits(c)), ""));
     return fsub_(c, t, cf(c, magic(c)));
 }
 
-/* ---- exp / expm1 core ----
+/* ln2 split for Cody-Waite: k*LN2_HI is exact for |k| < 2^15 (float: 9
+ * significant bits, cephes) / 2^21 (double: low 32 bits zero, fdlibm). */
+static LLVMValueRef ln2_hi(const Ctx *c) { return cfd(c, 0.693359375, 0.6931471803691238); }
+static LLVMValueRef ln2_lo(const Ctx *c)
+{
+    return cfd(c, -0.00021219444170128554, 1.9082149292705877e-10);
+}
+
+/* ---- exp core ----
  *
- * Reduction: k = round(x/ln2), r = (x - k*ln2hi) - k*ln2lo.
- *   float:  ln2hi = 0.693359375 (9 significant bits; k*ln2hi is exact for
- *           |k| < 2^15), ln2lo = ln2 - ln2hi rounded to float (cephes).
- *   double: ln2hi = 0x1.62e42fee00000p-1 (low 21 bits zero; exact for
- *           |k| < 2^21), ln2lo = ln2 - ln2hi rounded (fdlibm).
- * x - k*ln2hi is exact (Sterbenz), so r carries only the rounding of the
- * final subtraction and the ~2^-p relative error of k*ln2lo: well below
- * 0.5 ulp of the final result. |r| <= ln2/2 * (1 + 2^-p).
+ * Reduction: k = round(x/ln2), r = (x - k*ln2hi) - k*ln2lo. x - k*ln2hi is
+ * exact (k*ln2hi is exact and Sterbenz), so r carries one rounding (at 2^-p
+ * relative to r) and the ~2^-p relative error of k*ln2lo, i.e. < 2^-p |r|:
+ * e^r then has relative error < 2^-p * 0.35, 0.17 ulp at most. k comes from
+ * the "magic number" rounding (x*log2e + 1.5*2^p) - 1.5*2^p, which needs no
+ * llvm.floor/fptosi (floor is a libm call on a generic x86-64, and fptosi of
+ * NaN is poison); the integer k is the low bits of the same sum.
  *
- * expm1(r) = r + r^2 * P(r), P ~ (e^r - 1 - r)/r^2 on |r| <= 0.34695:
- *   float:  degree 5, fit error 4.5e-9  (contributes <= r^2*4.5e-9 = 5e-10)
- *   double: degree 10, fit error 2.4e-18 (contributes <= 3e-19)
- * so the polynomial error is negligible next to the final roundings. The
- * sum r + r^2*P is accurate relative to expm1(r) even for tiny r. */
+ * e^r = 1 + r + r^2 P(r), P ~ (e^r - 1 - r)/r^2 on |r| <= ln2/2 = 0.3466:
+ *   float:  degree 4, error 6.7e-8 after rounding the coefficients to
+ *           float; it enters as r^2*6.7e-8 <= 8e-9 relative (0.14 ulp)
+ *   double: degree 9, error 1.2e-16, entering as <= 1.4e-17 (0.13 ulp)
+ * (Chebyshev fits, mpmath.chebyfit at 60 digits, within a small factor of
+ * minimax; errors measured after rounding.) */
 static const double exp_p_f32[] = {
-    0.5, 0.166666672, 0.041666463, 0.00833331048, 0.00139337371, 0.000198910886,
+    0.5, 0.16666577756404877, 0.041666556149721146, 0.008363173343241215, 0.0013926175888627768,
 };
 static const double exp_p_f64[] = {
-    0.5,
-    0.16666666666666671,
-    0.041666666666666671,
-    0.0083333333333260786,
-    0.0013888888888883707,
-    0.00019841269875017713,
-    2.4801587325688482e-05,
-    2.7557255150461456e-06,
-    2.7557273464765313e-07,
-    2.5105320846658709e-08,
-    2.0914761122323104e-09,
+    0.5000000000000001,     0.16666666666666669,    0.041666666666624164,
+    0.008333333333330065,   0.0013888888917196719,  0.00019841269863040545,
+    2.4801521322368692e-05, 2.7557268480310024e-06, 2.7620075879983367e-07,
+    2.5100375832561234e-08,
 };
 
-/* Reduction and polynomial. x must already be clamped so that |k| stays
- * small. Returns k and expm1(r) as the unevaluated sum *rhi + *tail, where
- * rhi = x - k*ln2hi is exact and tail = r^2*P(r) - k*ln2lo is small
- * (|tail| < 0.12): the callers add rhi to their leading term with an exact
- * two-sum, so neither the rounding of r nor that of r + r^2*P reaches the
- * result at the scale of the result. */
-static void exp_reduce(const Ctx *c, LLVMValueRef x, LLVMValueRef *k, LLVMValueRef *rhi,
-                       LLVMValueRef *tail)
+static LLVMValueRef exp_poly(const Ctx *c, LLVMValueRef r)
 {
-    LLVMValueRef t = fadd_(c, fmul_(c, x, cf(c, 1.4426950408889634)), cf(c, magic(c)));
+    return c->dbl ? poly(c, r, exp_p_f64, 10) : poly(c, r, exp_p_f32, 5);
+}
+
+/* Reduction: returns r and sets *k (integer vector). x must be clamped so
+ * that |k| stays within the exponent range used by the caller. */
+static LLVMValueRef exp_reduce(const Ctx *c, LLVMValueRef x, LLVMValueRef *k)
+{
+    LLVMValueRef t = fma_(c, x, cf(c, 1.4426950408889634), cf(c, magic(c)));
     LLVMValueRef kf = fsub_(c, t, cf(c, magic(c)));
     *k = LLVMBuildSub(c->b, to_int(c, t), ci(c, magic_bits(c)), "");
-    LLVMValueRef hi = cfd(c, 0.693359375, 0.6931471803691238);
-    LLVMValueRef lo = cfd(c, -0.00021219444170128554, 1.9082149292705877e-10);
-    LLVMValueRef rh = fsub_(c, x, fmul_(c, kf, hi));          /* exact */
-    LLVMValueRef rl = fsub_(c, cf(c, 0.0), fmul_(c, kf, lo)); /* -k*ln2lo */
-    LLVMValueRef r = fadd_(c, rh, rl);
-    LLVMValueRef p = c->dbl ? horner(c, r, exp_p_f64, 11) : horner(c, r, exp_p_f32, 6);
-    *rhi = rh;
-    *tail = fadd_(c, rl, fmul_(c, fmul_(c, r, r), p));
+    LLVMValueRef r = fma_(c, kf, fsub_(c, cf(c, 0.0), ln2_hi(c)), x); /* exact */
+    return fma_(c, kf, fsub_(c, cf(c, 0.0), ln2_lo(c)), r);
+}
+
+/* expm1(r) = r + r^2 P(r), rounded once (|result| <= 0.42). */
+static LLVMValueRef expm1_r(const Ctx *c, LLVMValueRef r)
+{
+    return fma_(c, fmul_(c, r, r), exp_poly(c, r), r);
+}
+
+/* 2^k as the two normal factors 2^(k>>1) and 2^(k-(k>>1)), valid for
+ * |k| <= 2*bias - 2 (exp's clamp keeps k in [-1077, 1025] / [-150, 129]).
+ * Multiplying by them in turn is exact up to the last product, which
+ * rounds once: correct gradual underflow to denormals and overflow to
+ * +inf. */
+static void pow2_split(const Ctx *c, LLVMValueRef k, LLVMValueRef *s1, LLVMValueRef *s2)
+{
+    LLVMValueRef k1 = LLVMBuildAShr(c->b, k, ci(c, 1), "");
+    *s1 = pow2i(c, k1);
+    *s2 = pow2i(c, LLVMBuildSub(c->b, k, k1, ""));
+}
+
+/* x clamped so that exp(hi) overflows and exp(lo) underflows to +0 through
+ * the final multiplications (exp(89) > FLT_MAX, exp(-104) < 2^-150;
+ * exp(710) > DBL_MAX, exp(-746) < 2^-1075); passes NaN. */
+static LLVMValueRef exp_clamp(const Ctx *c, LLVMValueRef x)
+{
+    return c->dbl ? clamp(c, x, -746.0, 710.0) : clamp(c, x, -104.0, 89.0);
+}
+static LLVMValueRef exp_clamp_lo(const Ctx *c, LLVMValueRef x)
+{
+    return c->dbl ? clamp_lo(c, x, -746.0) : clamp_lo(c, x, -104.0);
+}
+
+/* exp(x) = 2^k e^r with e^r = 1 + r(1 + r P(r)) by Horner (the last step,
+ * an fmuladd with addend 1, rounds once; the rounding of the inner value
+ * enters multiplied by |r| <= 0.35). Error: final rounding 0.5 ulp, r
+ * 0.17, inner rounding 0.17, P 0.14: <= 1 ulp, measured 0.8 (see top). */
+static LLVMValueRef exp_emit(const Ctx *c, LLVMValueRef x)
+{
+    LLVMValueRef k, s1, s2;
+    LLVMValueRef r = exp_reduce(c, exp_clamp(c, x), &k);
+    LLVMValueRef one = cf(c, 1.0);
+    LLVMValueRef p = fma_(c, r, fma_(c, r, exp_poly(c, r), one), one);
+    pow2_split(c, k, &s1, &s2);
+    return fmul_(c, fmul_(c, p, s1), s2);
+}
+
+/* e^-|x| for sigmoid and softplus, as the pieces they need:
+ * e^-|x| = s (1 + rq) with s = 2^k, rq = expm1(r) rounded once. Returns
+ * e^-|x| itself, rounded once (s*(1+rq) is formed as fmuladd(s1, rq, s1)
+ * scaled by s2, see pow2_split), and sets *s = 2^k (0 when it underflows)
+ * and *srq = s*rq (exact unless it underflows), so that 1 + e^-|x| can be
+ * formed as (1 + s) + srq with a single rounding (1 + s is exact while
+ * k >= -p, and below that 1 + e^-|x| rounds to 1 anyway). */
+static LLVMValueRef exp_neg_abs(const Ctx *c, LLVMValueRef x, LLVMValueRef *s, LLVMValueRef *srq)
+{
+    LLVMValueRef k, s1, s2;
+    LLVMValueRef xn = exp_clamp_lo(c, fsub_(c, cf(c, -0.0), fabs_(c, x)));
+    LLVMValueRef r = exp_reduce(c, xn, &k);
+    LLVMValueRef rq = expm1_r(c, r);
+    pow2_split(c, k, &s1, &s2);
+    *s = fmul_(c, s1, s2);
+    *srq = fmul_(c, *s, rq);
+    return fmul_(c, fma_(c, s1, rq, s1), s2);
+}
+
+/* |x| below which f(x) rounds to x for expm1 (f(x) = x + O(x^2) with the
+ * second term < 2^-p |x|): returning x there also keeps the sign of -0 and
+ * is exact for denormal x. */
+static LLVMValueRef tiny(const Ctx *c, LLVMValueRef x)
+{
+    return fcmp(c, LLVMRealOLT, fabs_(c, x), cfd(c, 0x1p-25, 0x1p-54));
 }
 
 /* a + b as hi + lo exactly (Fast2Sum), valid when |a| >= |b| or a = 0. */
@@ -290,39 +333,10 @@ static void fast_two_sum(const Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValue
     *lo = fadd_(c, fsub_(c, a, *hi), b);
 }
 
-/* exp(x); if lo_out is given, also the rounding error of the result, so
- * that exp(x) ~ result + *lo_out to ~2^-2p relative (until it underflows),
- * for callers that would otherwise amplify the error of exp. */
-static LLVMValueRef exp_emit(const Ctx *c, LLVMValueRef x, LLVMValueRef *lo_out)
-{
-    /* Clamp so that exp(hi) overflows and exp(lo) underflows to +0 through
-     * the final multiplications themselves (exp(89) > FLT_MAX,
-     * exp(-104) < 2^-150; exp(710) > DBL_MAX, exp(-746) < 2^-1075); the
-     * clamp keeps k in [-1077, 1025] so the exponent fields below are valid,
-     * and passes NaN through. */
-    x = c->dbl ? clamp(c, x, -746.0, 710.0) : clamp(c, x, -104.0, 89.0);
-    LLVMValueRef k, rhi, tail, hi, lo;
-    exp_reduce(c, x, &k, &rhi, &tail);
-    /* e^r = 1 + rhi + tail; |rhi| < 0.38 < 1 so the two-sum is exact. */
-    fast_two_sum(c, cf(c, 1.0), rhi, &hi, &lo);
-    LLVMValueRef low = fadd_(c, lo, tail);
-    LLVMValueRef p = fadd_(c, hi, low);
-    /* 2^k = 2^k1 * 2^k2 with k1 = floor(k/2): each factor is a normal number,
-     * so p*2^k1 is exact and the second product rounds once, giving correct
-     * gradual underflow to denormals and overflow to +inf. */
-    LLVMValueRef k1 = LLVMBuildAShr(c->b, k, ci(c, 1), "");
-    LLVMValueRef k2 = LLVMBuildSub(c->b, k, k1, "");
-    LLVMValueRef s1 = pow2i(c, k1), s2 = pow2i(c, k2);
-    if (lo_out) {
-        LLVMValueRef pl = fadd_(c, fsub_(c, hi, p), low); /* |hi| >= |low| */
-        *lo_out = fmul_(c, fmul_(c, pl, s1), s2);
-    }
-    return fmul_(c, fmul_(c, p, s1), s2);
-}
-
 /* expm1(x) for x in [-40, 710] / [-30, 89] (no clamp, no tiny-x shortcut).
- * With s = 2^(k-1): expm1(x) = 2^k (1 + rhi + tail) - 1
- *                            = 2*((s - 1/2) + s*rhi + s*tail).
+ * rhi = x - k*ln2hi is exact and r = rhi + rl with rl = -k*ln2lo rounded;
+ * with s = 2^(k-1): expm1(x) = 2^k (1 + r + r^2 P) - 1
+ *                            = 2*((s - 1/2) + s*rhi + s*(rl + r^2 P)).
  * s*rhi and s*tail are exact (power of two, no underflow); s - 1/2 is exact
  * for the k where it matters (for larger |k| the -1 is below the rounding);
  * |s - 1/2| >= |s*rhi| for k != 0, and for k = 0 s - 1/2 = 0, so a
@@ -331,54 +345,68 @@ static LLVMValueRef exp_emit(const Ctx *c, LLVMValueRef x, LLVMValueRef *lo_out)
  * result is rounded once, at its own scale. k-1 <= 1023 / 127 keeps s
  * finite up to the overflow threshold; the final doubling is exact or
  * overflows to +inf. */
-static LLVMValueRef expm1_core(const Ctx *c, LLVMValueRef x, LLVMValueRef *lo_out)
+static LLVMValueRef expm1_core(const Ctx *c, LLVMValueRef x)
 {
-    LLVMValueRef k, rhi, tail, hi, lo;
-    exp_reduce(c, x, &k, &rhi, &tail);
+    LLVMValueRef t = fma_(c, x, cf(c, 1.4426950408889634), cf(c, magic(c)));
+    LLVMValueRef kf = fsub_(c, t, cf(c, magic(c)));
+    LLVMValueRef k = LLVMBuildSub(c->b, to_int(c, t), ci(c, magic_bits(c)), "");
+    LLVMValueRef rh = fma_(c, kf, fsub_(c, cf(c, 0.0), ln2_hi(c)), x); /* exact */
+    LLVMValueRef rl = fmul_(c, kf, fsub_(c, cf(c, 0.0), ln2_lo(c)));
+    LLVMValueRef r = fadd_(c, rh, rl);
+    LLVMValueRef tail = fma_(c, fmul_(c, r, r), exp_poly(c, r), rl);
+    LLVMValueRef hi, lo;
     LLVMValueRef s = pow2i(c, LLVMBuildSub(c->b, k, ci(c, 1), ""));
-    fast_two_sum(c, fsub_(c, s, cf(c, 0.5)), fmul_(c, s, rhi), &hi, &lo);
-    LLVMValueRef low = fadd_(c, lo, fmul_(c, s, tail));
-    LLVMValueRef y = fadd_(c, hi, low);
-    if (lo_out) /* rounding error of y, as for exp_emit */
-        *lo_out = fmul_(c, fadd_(c, fsub_(c, hi, y), low), cf(c, 2.0));
+    fast_two_sum(c, fsub_(c, s, cf(c, 0.5)), fmul_(c, s, rh), &hi, &lo);
+    LLVMValueRef y = fadd_(c, hi, fma_(c, s, tail, lo));
     return fmul_(c, y, cf(c, 2.0));
-}
-
-/* |x| below which f(x) rounds to x for expm1, log1p, tanh (f(x) = x +
- * O(x^2) with the second term < 2^-p |x|): returning x there also keeps the
- * sign of -0 and is exact for denormal x. */
-static LLVMValueRef tiny(const Ctx *c, LLVMValueRef x)
-{
-    return fcmp(c, LLVMRealOLT, fabs_(c, x), cfd(c, 0x1p-25, 0x1p-54));
 }
 
 /* ---- log core ----
  *
- * R(z) = z * H(z), H ~ (2 atanh(s)/s - 2)/z with z = s^2, on
- * 0 <= z <= ((sqrt2-1)/(sqrt2+1))^2 = 0.029437:
- *   float:  degree 3, error 2.2e-8 after rounding to float (it enters the
- *           result multiplied by s*z <= 0.0051: 1e-10 absolute)
- *   double: degree 6, error 3.2e-16 (times 0.0051: 1.6e-18)
- * (these are close to fdlibm's Lg1..Lg4 / Lg1..Lg7, as they should be). */
-static const double log_h_f32[] = {0.666666687, 0.400001228, 0.285508156, 0.233305827};
+ * x = 2^e (1+f) with 1+f in [sqrt(1/2), sqrt(2)), f exact, and
+ * log(x) = e*ln2hi + (f - (f^2/2 - (T + e*ln2lo))), T = log1p(f) - f + f^2/2
+ * (the fdlibm arrangement: f and e*ln2hi are exact, f^2/2 is rounded at a
+ * quarter of the result's scale or less, and T is a small correction).
+ *   float:  T = f^3 P(f), P ~ (log1p(f) - f + f^2/2)/f^3 on
+ *           [sqrt(1/2)-1, sqrt(2)-1], degree 8, error 3.1e-8; it enters as
+ *           |f^3| * 3.1e-8 <= 2.2e-9 against |log(x)| >= 0.34: 0.1 ulp.
+ *           No division (a float division is as slow as the 9 fmuladds).
+ *   double: s = f/(2+f), z = s^2, T = s (f^2/2 + z H(z)), H ~ (2
+ *           atanh(s)/s - 2)/z on 0 <= z <= ((sqrt2-1)/(sqrt2+1))^2, degree 6,
+ *           error 3.2e-16 entering multiplied by s*z <= 0.0051 (fdlibm's
+ *           Lg1..Lg7, refit); a polynomial in f would need degree ~20. */
+static const double log_p_f32[] = {
+    0.3333333134651184,   -0.2499999701976776,  0.20000715553760529,
+    -0.1666780263185501,  0.14249058067798615,  -0.12425687164068222,
+    0.11685419827699661,  -0.11479733884334564, 0.06971611827611923,
+};
 static const double log_h_f64[] = {
-    0.66666666666666696,  0.39999999999899444, 0.2857142862600327,
-    0.22222211130259878,  0.18182889455674947, 0.15331710618210773,
-    0.14616585424888623,
+    0.666666666666667,   0.39999999999899505, 0.28571428625975487, 0.2222221113479508,
+    0.18182889125261723, 0.15331721600556042, 0.14616449685043406,
 };
 
-/* log(x) (+ extra, a small correction added at the lowest-order step, for
- * log1p). Handles x = 0, x < 0, NaN, +inf; scales denormals when
- * denormals != 0. */
-static LLVMValueRef log_core(const Ctx *c, LLVMValueRef x, LLVMValueRef extra, int denormals)
+enum { LOG_PLAIN, LOG_DENORMALS, LOG1P, LOG1P_01 };
+
+/* mode LOG_PLAIN: log(x) for normal x; LOG_DENORMALS: also denormal x
+ * (scaled by 2^25 / 2^54 first); LOG1P: log1p(x), LOG1P_01: log1p(x) for x
+ * in [0, 1] or NaN (no special cases). Special inputs (0, <0, inf, NaN)
+ * are handled by selects except for LOG1P_01. */
+static LLVMValueRef log_core(const Ctx *c, LLVMValueRef x, int mode)
 {
-    LLVMValueRef xs = x, eadj = NULL;
-    if (denormals) {
+    LLVMValueRef xs = x, eadj = NULL, u = x, cerr = NULL;
+    if (mode == LOG_DENORMALS) {
         /* Denormals (and 0, negatives: fixed by the selects at the end)
          * are scaled by 2^25 / 2^54 into the normal range. */
         LLVMValueRef sub = fcmp(c, LLVMRealOLT, x, cfd(c, 0x1p-126, 0x1p-1022));
         xs = sel(c, sub, fmul_(c, x, cfd(c, 0x1p25, 0x1p54)), x);
         eadj = sel(c, sub, ci(c, c->dbl ? -54 : -25), ci(c, 0));
+    } else if (mode == LOG1P || mode == LOG1P_01) {
+        /* u = fl(1+x) and its rounding error cerr = x - (u - 1), exact
+         * (u - 1 is exact, and so is the error of a sum) while |x| < 2^p;
+         * for larger x both u - 1 and cerr are x and 0. */
+        u = fadd_(c, cf(c, 1.0), x);
+        cerr = fsub_(c, x, fsub_(c, u, cf(c, 1.0)));
+        xs = u;
     }
     /* m in [sqrt(1/2), sqrt(2)): shift the bit pattern by (1.0 - sqrt(1/2))
      * so the exponent field increments exactly when the mantissa reaches
@@ -387,50 +415,49 @@ static LLVMValueRef log_core(const Ctx *c, LLVMValueRef x, LLVMValueRef extra, i
     int64_t rsq = c->dbl ? INT64_C(0x3fe6a09e667f3bcd) : INT64_C(0x3f3504f3);
     int64_t mmask = c->dbl ? INT64_C(0x000fffffffffffff) : INT64_C(0x007fffff);
     LLVMValueRef ix = LLVMBuildAdd(c->b, to_int(c, xs), ci(c, one - rsq), "");
-    LLVMValueRef e = LLVMBuildSub(c->b, LLVMBuildLShr(c->b, ix, ci(c, mant_bits(c)), ""),
-                                  ci(c, exp_bias(c)), "");
+    LLVMValueRef eb = LLVMBuildLShr(c->b, ix, ci(c, mant_bits(c)), ""); /* e + bias */
+    LLVMValueRef e = LLVMBuildSub(c->b, eb, ci(c, exp_bias(c)), "");
     if (eadj)
         e = LLVMBuildAdd(c->b, e, eadj, "");
     LLVMValueRef mb = LLVMBuildAdd(c->b, LLVMBuildAnd(c->b, ix, ci(c, mmask), ""), ci(c, rsq), "");
     LLVMValueRef f = fsub_(c, to_fp(c, mb), cf(c, 1.0)); /* exact */
+    if (cerr) {
+        /* log1p(x) = log(2^e (1+f) + cerr): f += cerr * 2^-e (rounded
+         * once; exact for e = 0 where f = x). 2^-e is built from the biased
+         * exponent 2*bias - eb, kept >= 0 (2^-e would be denormal for the
+         * largest u, where cerr = 0 anyway). */
+        LLVMValueRef nb = smax_(c, LLVMBuildSub(c->b, ci(c, 2 * exp_bias(c)), eb, ""), 0);
+        LLVMValueRef scale = to_fp(c, LLVMBuildShl(c->b, nb, ci(c, mant_bits(c)), ""));
+        f = fma_(c, cerr, scale, f);
+    }
 
-    LLVMValueRef s = fdiv_(c, f, fadd_(c, cf(c, 2.0), f));
-    LLVMValueRef z = fmul_(c, s, s);
-    LLVMValueRef R = fmul_(c, z, c->dbl ? horner(c, z, log_h_f64, 7) : horner(c, z, log_h_f32, 4));
-    LLVMValueRef hfsq = fmul_(c, cf(c, 0.5), fmul_(c, f, f));
     LLVMValueRef ef = int_to_fp(c, e);
-    /* e*ln2hi is exact (same splits as for exp); the low-order pieces are
-     * summed first, and f - hfsq is formed last so only the final additions
-     * round at the scale of the result. */
-    LLVMValueRef hi = cfd(c, 0.693359375, 0.6931471803691238);
-    LLVMValueRef lo = cfd(c, -0.00021219444170128554, 1.9082149292705877e-10);
-    LLVMValueRef low = fmul_(c, ef, lo);
-    if (extra)
-        low = fadd_(c, low, extra);
-    LLVMValueRef t = fadd_(c, fmul_(c, s, fadd_(c, hfsq, R)), low);
-    LLVMValueRef y = fadd_(c, fmul_(c, ef, hi), fsub_(c, f, fsub_(c, hfsq, t)));
+    LLVMValueRef hf = fmul_(c, cf(c, 0.5), f);
+    /* nt = -(T + e*ln2lo) */
+    LLVMValueRef nt;
+    if (c->dbl) {
+        LLVMValueRef s = fdiv_(c, f, fadd_(c, cf(c, 2.0), f));
+        LLVMValueRef z = fmul_(c, s, s);
+        LLVMValueRef R = fmul_(c, z, poly(c, z, log_h_f64, 7));
+        LLVMValueRef hfsq = fmul_(c, hf, f);
+        nt = fma_(c, fsub_(c, cf(c, 0.0), s), fadd_(c, hfsq, R),
+                  fmul_(c, ef, fsub_(c, cf(c, 0.0), ln2_lo(c))));
+    } else {
+        LLVMValueRef f3 = fmul_(c, fmul_(c, f, f), f);
+        nt = fma_(c, f3, poly_s(c, f, log_p_f32, 9, 1),
+                  fmul_(c, ef, fsub_(c, cf(c, 0.0), ln2_lo(c))));
+    }
+    /* y = e*ln2hi + (f - (f*f/2 - T - e*ln2lo)); f*f/2 + nt is one
+     * fmuladd. */
+    LLVMValueRef y = fma_(c, ef, ln2_hi(c), fsub_(c, f, fma_(c, hf, f, nt)));
 
+    if (mode == LOG1P_01)
+        return y;
     /* Special inputs (the bit manipulation above gives garbage for them). */
-    y = sel(c, fcmp(c, LLVMRealOEQ, x, cf(c, 0.0)), cf(c, -INFINITY), y);
-    y = sel(c, fcmp(c, LLVMRealULT, x, cf(c, 0.0)), cf(c, NAN), y); /* x<0, NaN */
-    y = sel(c, fcmp(c, LLVMRealOEQ, x, cf(c, INFINITY)), cf(c, INFINITY), y);
+    y = sel(c, fcmp(c, LLVMRealOEQ, u, cf(c, 0.0)), cf(c, -INFINITY), y);
+    y = sel(c, fcmp(c, LLVMRealULT, u, cf(c, 0.0)), cf(c, NAN), y); /* u<0, NaN */
+    y = sel(c, fcmp(c, LLVMRealOEQ, u, cf(c, INFINITY)), cf(c, INFINITY), y);
     return y;
-}
-
-/* log1p(x + xlo) (xlo: optional low part of the argument).
- * log1p(x) = log(u) + log(1 + c/u) with u = fl(1+x) and c = x - (u-1) the
- * rounding error of 1+x (exact: u-1 is exact for u < 2^p, and the error of a
- * sum is representable); log(1 + c/u) ~ c/u is below an ulp of log(u) unless
- * x is small, where it is added with the low-order terms. For u = 0 or inf
- * c/u is NaN but the special-value selects of log_core override it. */
-static LLVMValueRef log1p_core(const Ctx *c, LLVMValueRef x, LLVMValueRef xlo)
-{
-    LLVMValueRef u = fadd_(c, cf(c, 1.0), x);
-    LLVMValueRef err = fsub_(c, x, fsub_(c, u, cf(c, 1.0)));
-    if (xlo)
-        err = fadd_(c, err, xlo);
-    LLVMValueRef corr = fdiv_(c, err, u);
-    return log_core(c, u, corr, 0);
 }
 
 /* ---- public entry points ---- */
@@ -438,7 +465,7 @@ static LLVMValueRef log1p_core(const Ctx *c, LLVMValueRef x, LLVMValueRef xlo)
 LLVMValueRef cg_math_exp(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
 {
     Ctx c = ctx_for(m, b, x);
-    return exp_emit(&c, x, NULL);
+    return exp_emit(&c, x);
 }
 
 LLVMValueRef cg_math_expm1(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
@@ -447,33 +474,34 @@ LLVMValueRef cg_math_expm1(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
     /* Below -30 / -40, expm1 rounds to -1 (e^x < 2^-(p+1)); above 89 / 710 it
      * overflows (the clamp keeps k-1 <= 127 / 1023). NaN passes. */
     LLVMValueRef xc = c.dbl ? clamp(&c, x, -40.0, 710.0) : clamp(&c, x, -30.0, 89.0);
-    return sel(&c, tiny(&c, x), x, expm1_core(&c, xc, NULL));
+    return sel(&c, tiny(&c, x), x, expm1_core(&c, xc));
 }
 
 LLVMValueRef cg_math_log(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
 {
     Ctx c = ctx_for(m, b, x);
-    return log_core(&c, x, NULL, 1);
+    return log_core(&c, x, LOG_DENORMALS);
 }
 
+/* log1p(x) has the sign of x (also for -0, which the arithmetic above
+ * turns into +0, and for -1 -> -inf); copysign keeps NaN a NaN. */
 LLVMValueRef cg_math_log1p(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
 {
     Ctx c = ctx_for(m, b, x);
-    return sel(&c, tiny(&c, x), x, log1p_core(&c, x, NULL));
+    return copysign_(&c, log_core(&c, x, LOG1P), x);
 }
 
-/* tanh: odd polynomial for |x| < 0.55 (relative accuracy near 0 without the
- * cancellation of the exp-based form), 1 - 2/(expm1(2|x|) + 2) above.
- * Q ~ (tanh(w^.5)/w^.5 - 1)/w on 0 <= w = x^2 <= 0.3025,
- * tanh(x) = x + x*w*Q(w):
- *   float:  degree 4, error 2.0e-8 (times w <= 0.3: 0.1 ulp)
- *   double: degree 10, error 1.9e-17 (times 0.3: 0.05 ulp)
- * The exp form: e = expm1(2|x|) >= 2 is used as hi + lo, e + 2 as an exact
- * two-sum, 2/(e+2) ~ t - t*(t*Dlo/2) with t = 2/Dhi, and 1 - t again as a
- * two-sum, so the only roundings at the scale of the result are the division
- * (t <= 0.5, half weight) and the final addition: 1.5 ulp without these
- * corrections, 0.8 ulp with them (measured). |x| is clamped to
- * 10 / 20 where tanh rounds to 1 (2e^-2|x| < 2^-(p+1)), so e stays finite. */
+/* tanh(x) = sign(x) tanh(|x|):
+ *  - |x| < 0.55: |x| + |x| w Q(w), w = x^2, Q ~ (tanh(w^.5)/w^.5 - 1)/w on
+ *    [0, 0.3025]: float degree 4, error 2.0e-8; double degree 10, error
+ *    1.9e-17; both enter multiplied by w <= 0.3 (<= 0.1 ulp). Relative
+ *    accuracy down to denormal x (|x| w underflows and |x| is returned).
+ *  - above: 1 - 2/(e^2|x| + 1), |x| clamped to 10 / 20 where tanh rounds to
+ *    1 (2e^-2|x| < 2^-(p+1)). With e^2|x| = s (1 + rq) (exp core, s = 2^k,
+ *    k <= 29 / 58), the denominator (s + 1) + s*rq rounds once (s + 1 and
+ *    s*rq are exact), then the division and 1 - t round; t <= 1 -
+ *    tanh(0.55) = 0.5, so the two roundings of t cost <= 1 ulp of the
+ *    result at the worst case of the bound (measured 1.3, see top). */
 static const double tanh_q_f32[] = {
     -0.333333313, 0.133331135, -0.0539094284, 0.0213093888, -0.00661022775,
 };
@@ -489,58 +517,48 @@ LLVMValueRef cg_math_tanh(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
     Ctx c = ctx_for(m, b, x);
     LLVMValueRef ax = fabs_(&c, x);
     LLVMValueRef w = fmul_(&c, x, x);
-    LLVMValueRef q = c.dbl ? horner(&c, w, tanh_q_f64, 11) : horner(&c, w, tanh_q_f32, 5);
-    LLVMValueRef small = fadd_(&c, x, fmul_(&c, fmul_(&c, x, w), q));
+    LLVMValueRef q = c.dbl ? poly(&c, w, tanh_q_f64, 11) : poly(&c, w, tanh_q_f32, 5);
+    LLVMValueRef small = fma_(&c, fmul_(&c, ax, w), q, ax);
 
-    LLVMValueRef axc = c.dbl ? clamp(&c, ax, 0.0, 20.0) : clamp(&c, ax, 0.0, 10.0);
-    LLVMValueRef elo, dhi, dlo, h, l;
-    LLVMValueRef e = expm1_core(&c, fmul_(&c, axc, cf(&c, 2.0)), &elo);
-    fast_two_sum(&c, e, cf(&c, 2.0), &dhi, &dlo);
-    dlo = fadd_(&c, dlo, elo);
-    LLVMValueRef t = fdiv_(&c, cf(&c, 2.0), dhi);
-    LLVMValueRef corr = fmul_(&c, t, fmul_(&c, t, fmul_(&c, dlo, cf(&c, 0.5))));
-    fast_two_sum(&c, cf(&c, 1.0), fsub_(&c, cf(&c, 0.0), t), &h, &l);
-    LLVMValueRef big = fadd_(&c, h, fadd_(&c, l, corr));
-    big = copysign_(&c, big, x); /* NaN stays NaN */
+    LLVMValueRef k;
+    LLVMValueRef a2 = fmul_(&c, clamp_hi(&c, ax, c.dbl ? 20.0 : 10.0), cf(&c, 2.0));
+    LLVMValueRef rq = expm1_r(&c, exp_reduce(&c, a2, &k));
+    LLVMValueRef s = pow2i(&c, k);
+    LLVMValueRef d = fma_(&c, s, rq, fadd_(&c, s, cf(&c, 1.0)));
+    LLVMValueRef big = fsub_(&c, cf(&c, 1.0), fdiv_(&c, cf(&c, 2.0), d));
     LLVMValueRef y = sel(&c, fcmp(&c, LLVMRealOLT, ax, cf(&c, 0.55)), small, big);
-    return sel(&c, tiny(&c, x), x, y);
+    return copysign_(&c, y, x); /* NaN stays NaN */
 }
 
-/* sigmoid: with t = exp(-|x|) <= 1 nothing overflows; x >= 0 gives
- * 1/(1+t), x < 0 gives t/(1+t), which keeps full relative accuracy as the
- * result underflows (sigmoid(-100) = 3.7e-44 is returned as the float
- * denormal 3.78e-44, correctly rounded; it is 0 only below -103.3 / -745.1).
- * exp returns t as hi + lo, and the rounding error d of 1+t is exact by
- * Fast2Sum (t <= 1), so with q = num/s, s = fl(1+t), e = d + tlo:
- * (num + nlo)/(s + e) ~ q + (nlo - q*e)/s, and 1/s is q itself for x >= 0
- * and 1-q for x < 0. Only the division then rounds at the result's scale
- * (plus the residual error of exp): 2.4 ulp without the corrections, 1.1
- * with them (measured). */
+/* sigmoid: with t = e^-|x| <= 1 (nothing overflows), q = t/(1+t) is
+ * sigmoid(-|x|) and 1 - q = 1/(1+t) is sigmoid(|x|): one division, and
+ * for x >= 0 the subtraction 1 - q (q <= 1/2) rounds at the result's
+ * scale with q's error entering at half weight or less. For x < 0 the
+ * result keeps full relative accuracy as it underflows (sigmoid(-100) =
+ * 3.7e-44 is the float denormal 3.78e-44, correctly rounded; it is 0 only
+ * below -103.3 / -745.1). t is rounded once and 1+t is formed from the
+ * exp pieces with a single rounding (see exp_neg_abs). */
 LLVMValueRef cg_math_sigmoid(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
 {
     Ctx c = ctx_for(m, b, x);
-    LLVMValueRef tlo, s, d;
-    LLVMValueRef t = exp_emit(&c, fsub_(&c, cf(&c, -0.0), fabs_(&c, x)), &tlo);
-    fast_two_sum(&c, cf(&c, 1.0), t, &s, &d);
-    LLVMValueRef e = fadd_(&c, d, tlo);
-    LLVMValueRef neg = fcmp(&c, LLVMRealOLT, x, cf(&c, 0.0));
-    LLVMValueRef q = fdiv_(&c, sel(&c, neg, t, cf(&c, 1.0)), s);
-    LLVMValueRef inv = sel(&c, neg, fsub_(&c, cf(&c, 1.0), q), q);
-    LLVMValueRef nlo = sel(&c, neg, tlo, cf(&c, 0.0));
-    return fadd_(&c, q, fmul_(&c, fsub_(&c, nlo, fmul_(&c, q, e)), inv));
+    LLVMValueRef s, srq;
+    LLVMValueRef t = exp_neg_abs(&c, x, &s, &srq);
+    LLVMValueRef d = fadd_(&c, fadd_(&c, cf(&c, 1.0), s), srq);
+    LLVMValueRef q = fdiv_(&c, t, d);
+    return sel(&c, fcmp(&c, LLVMRealOLT, x, cf(&c, 0.0)), q, fsub_(&c, cf(&c, 1.0), q));
 }
 
-/* softplus(x) = max(x, 0) + log1p(exp(-|x|)): the log1p argument is in
+/* softplus(x) = max(x, 0) + log1p(e^-|x|): the log1p argument is in
  * [0, 1], so nothing overflows; for large x the correction is below an ulp
  * of x (softplus(1000) = 1000), for very negative x the result is
- * log1p(t) ~ t, accurate relative to e^x until it underflows. NaN
- * propagates through t. */
+ * log1p(t) ~ t, accurate relative to e^x until it underflows. max(x, 0) is
+ * written so that a NaN x passes (and NaN + anything is NaN). */
 LLVMValueRef cg_math_softplus(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
 {
     Ctx c = ctx_for(m, b, x);
-    LLVMValueRef tlo;
-    LLVMValueRef t = exp_emit(&c, fsub_(&c, cf(&c, -0.0), fabs_(&c, x)), &tlo);
-    LLVMValueRef l = sel(&c, tiny(&c, t), t, log1p_core(&c, t, tlo));
-    LLVMValueRef pos = sel(&c, fcmp(&c, LLVMRealOGT, x, cf(&c, 0.0)), x, cf(&c, 0.0));
+    LLVMValueRef s, srq;
+    LLVMValueRef t = exp_neg_abs(&c, x, &s, &srq);
+    LLVMValueRef l = log_core(&c, t, LOG1P_01);
+    LLVMValueRef pos = sel(&c, fcmp(&c, LLVMRealOLE, x, cf(&c, 0.0)), cf(&c, 0.0), x);
     return fadd_(&c, pos, l);
 }
