@@ -9,6 +9,7 @@
 
 const PassInfo sg_passes[] = {
     {"inline", pass_inline, "inline every call and expand grad(...)"},
+    {"activity", pass_activity, "mark the values AD would differentiate (# active)"},
     {"ad", pass_ad, "add f_grad / f_vjp for every export"},
     {"strip-stop", pass_strip_stop, "remove stop_gradient (after AD)"},
     {"fold", pass_fold, "fold literal operands into literal results"},

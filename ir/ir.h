@@ -118,6 +118,7 @@ typedef struct Module {
   Function *funcs;
   const char **syms;        /* names of symbolic sizes, interned */
   int nsyms, capsyms;
+  bool show_activity;       /* the printer marks active values (sgc-opt --passes=activity) */
 } Module;
 
 /* ---- module and types (ir/ir.c) ---- */

@@ -67,6 +67,8 @@ static void print_inst(FILE *out, const Module *m, const Inst *i) {
     fprintf(out, " {wrt=%d}", i->wrt);
   fputs(" : ", out);
   print_type(out, m, &i->type);
+  if (m->show_activity && i->active)
+    fputs("  # active", out);
   fputc('\n', out);
 }
 

@@ -11,6 +11,19 @@
  * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active. */
 #include "passes.h"
 
+/* As a pass of its own, for tests and for reading: the activity of every
+ * function with respect to its non-const parameters, marked by the printer. */
+void pass_activity(Module *m) {
+  for (Function *f = m->funcs; f; f = f->next) {
+    bool *diff = xmalloc(sizeof(bool) * (size_t)(f->nparams + 1));
+    for (int k = 0; k < f->nparams; k++)
+      diff[k] = !f->params[k]->is_const;
+    ad_activity(f, diff);
+    free(diff);
+  }
+  m->show_activity = true;
+}
+
 void ad_activity(Function *f, const bool *differentiable) {
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->active = differentiable[k];

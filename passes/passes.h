@@ -28,6 +28,9 @@ bool ad_propagates(Op op);
  * stop_gradient) and the result depends on it (`useful`). */
 void ad_activity(Function *f, const bool *differentiable);
 
+/* The same for every function (non-const parameters), shown by the printer. */
+void pass_activity(Module *m);
+
 /* strip_stop.c: requires AD done; removes stop_gradient (an identity). */
 void pass_strip_stop(Module *m);
 /* dce.c: requires nothing; removes instructions no result depends on. */

@@ -41,6 +41,7 @@ config.substitutions.append(("%llvm_libs", " ".join(_llvm_config("--ldflags", "-
 config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
 config.substitutions.append(("%drivers", drivers))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
+config.substitutions.append(("%root", root))
 config.substitutions.append(("%valgrind",
     "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all"))
 config.substitutions.append(("FileCheck", os.path.join(llvm_bin, "FileCheck")))
