@@ -618,6 +618,55 @@ static void emit_group(Body *B, Inst *first) {
   }
 }
 
+/* ---- size checks ---- */
+
+/* a * b for sizes (non-negative), or-ing into *ovf whether it passed 2^62. */
+static LLVMValueRef mul_checked(Body *B, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *ovf) {
+  Cg *g = B->g;
+  LLVMValueRef args[2] = {a, b};
+  LLVMValueRef r = cg_intrinsic(g, "llvm.umul.with.overflow", g->i64, args, 2);
+  LLVMValueRef v = LLVMBuildExtractValue(g->b, r, 0, "");
+  LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGT, v, i64c(g, (int64_t)1 << 62), "");
+  LLVMValueRef o = LLVMBuildOr(g->b, LLVMBuildExtractValue(g->b, r, 1, ""), big, "");
+  *ovf = *ovf ? LLVMBuildOr(g->b, *ovf, o, "") : o;
+  return v;
+}
+
+static void check_sizes(Body *B, int n) {
+  Cg *g = B->g;
+  LLVMValueRef ovf = NULL;
+  const Type **seen = xmalloc(sizeof(Type *) * (size_t)(n + 1));
+  int nseen = 0;
+  for (Inst *i = B->f->first; i; i = i->next) {
+    const Type *t = i->op == OP_count ? &i->attr : &i->type;
+    if (ir_static_numel(t) >= 0 && ir_static_numel(t) < ((int64_t)1 << 40))
+      continue; /* known small */
+    bool dup = false;
+    for (int k = 0; k < nseen && !dup; k++)
+      dup = ir_shape_eq(seen[k], t);
+    if (dup)
+      continue;
+    seen[nseen++] = t;
+    LLVMValueRef bytes = i64c(g, 8);
+    for (int k = 0; k < t->rank; k++)
+      bytes = mul_checked(B, bytes, dimv(B, t->dim[k]), &ovf);
+  }
+  free(seen);
+  if (!ovf)
+    return;
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "too_large");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "sizes_ok");
+  LLVMBuildCondBr(g->b, ovf, bad, ok);
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->ptr, 1, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "sg_rt_too_large");
+  if (!fn)
+    fn = LLVMAddFunction(g->mod, "sg_rt_too_large", fty);
+  LLVMValueRef name = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
+  LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, fn, &name, 1, ""));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
 static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
                                LLVMTypeRef *fty) {
   *fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
@@ -663,6 +712,9 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     if (computes && !s->buf)
       s->buf = LLVMGetParam(fn, (unsigned)(f->nparams + k));
   }
+  /* Every shape the body loops over or stores must fit: a broadcast can
+   * multiply the argument sizes past 64 bits. Checked once, at entry. */
+  check_sizes(&B, n);
   /* Temporaries: one allocation for all of them, sized at run time. */
   LLVMValueRef total = i64c(g, 0);
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));

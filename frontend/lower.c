@@ -902,6 +902,52 @@ static bool c_symbol_ok(const char *name) {
   return strncmp(name, "sg_", 3) != 0 && name[0] != '_';
 }
 
+/* Calls are inlined everywhere (docs/internals.md), so a chain of functions
+ * that each call the next twice doubles per level. Programs whose expansion
+ * would not fit are rejected here, with the function where it happens,
+ * rather than exhausting memory in the inliner. */
+enum { MAX_EXPANDED_OPS = 200000 };
+
+static double expanded_size(Function *f) {
+  if (f->mark)
+    return (double)f->mark;
+  double n = 0;
+  for (Inst *i = f->first; i; i = i->next)
+    if (i->op == OP_call)
+      n += expanded_size(i->callee);
+    else if (i->op == OP_grad) /* its primal and adjoint sweeps */
+      n += 4 * expanded_size(i->callee);
+    else
+      n += 1;
+  f->mark = n > MAX_EXPANDED_OPS ? MAX_EXPANDED_OPS + 1 : (int)n + 1;
+  return n;
+}
+
+/* Reports the function where the expansion first goes past the limit: one
+ * too large itself whose callees are all within it. */
+static void check_expansion(Ctx *c) {
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+  for (int i = 0; i < c->nfns; i++)
+    expanded_size(c->fns[i].ir);
+  for (int i = 0; i < c->nfns; i++) {
+    Function *f = c->fns[i].ir;
+    bool callee_too_large = false;
+    for (Inst *k = f->first; k; k = k->next)
+      if ((k->op == OP_call || k->op == OP_grad) && k->callee->mark > MAX_EXPANDED_OPS)
+        callee_too_large = true;
+    if (f->mark > MAX_EXPANDED_OPS && !callee_too_large) {
+      ERR(c, c->fns[i].ast->loc,
+          "'%s' is too large once its calls are inlined (more than %d operations); every "
+          "call is inlined, so calling a function twice doubles its size",
+          c->fns[i].ast->name, MAX_EXPANDED_OPS);
+      break;
+    }
+  }
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+}
+
 Module *lower_program(Program *prog, Diag *diag) {
   Ctx c = {0};
   c.m = ir_module_new();
@@ -942,6 +988,8 @@ Module *lower_program(Program *prog, Diag *diag) {
   for (int i = 0; i < c.nfns; i++)
     if (c.fns[i].sig_ok)
       lower_body(&c, &c.fns[i]);
+  if (diag->errors == 0)
+    check_expansion(&c);
   free(c.fns);
   if (diag->errors) {
     ir_module_free(c.m);

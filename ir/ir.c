@@ -137,11 +137,9 @@ bool ir_type_eq(const Type *a, const Type *b) {
 
 int64_t ir_static_numel(const Type *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->dim[i].sym >= 0)
+  for (int i = 0; i < t->rank; i++)
+    if (t->dim[i].sym >= 0 || __builtin_mul_overflow(n, t->dim[i].size, &n))
       return -1;
-    n *= t->dim[i].size;
-  }
   return n;
 }
 

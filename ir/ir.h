@@ -140,7 +140,7 @@ bool ir_type_eq(const Type *a, const Type *b);   /* dtype and every dim */
 bool ir_shape_eq(const Type *a, const Type *b);  /* dims only */
 Dim ir_lit(int64_t n);
 bool ir_dim_is(Dim d, int64_t n);                /* literal n */
-int64_t ir_static_numel(const Type *t);          /* -1 if symbolic */
+int64_t ir_static_numel(const Type *t);          /* -1 if symbolic or past int64 */
 const char *ir_dtype_name(DType dt);
 /* "f32[k, 4]" into buf; returns buf */
 char *ir_type_str(const Module *m, const Type *t, char *buf, size_t len);

@@ -58,3 +58,10 @@ int sg_rt_alloc_failed(const char *func, int64_t bytes) {
                   (long long)bytes);
   return SG_ERR_ALLOC;
 }
+
+int sg_rt_too_large(const char *func) {
+  sg_rt_set_error("%s: with these argument sizes an intermediate tensor would "
+                  "have 2^62 bytes or more",
+                  func);
+  return SG_ERR_ALLOC;
+}

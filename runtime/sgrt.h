@@ -44,6 +44,11 @@ void *sg_rt_alloc(int64_t bytes);
 void sg_rt_free(void *p);
 int sg_rt_alloc_failed(const char *func, int64_t bytes);
 
+/* Sets "FUNC: with these argument sizes an intermediate tensor would have
+ * 2^62 bytes or more" and returns SG_ERR_ALLOC: the generated code checks
+ * every size it computes (broadcast can multiply sizes past 64 bits). */
+int sg_rt_too_large(const char *func);
+
 /* Test hook: the n-th call to sg_rt_alloc from now on (0: the next) fails;
  * n < 0 turns failures off. */
 void sg_rt_fail_alloc_after(int n);

@@ -21,6 +21,7 @@ Findings (the program, the command and what went wrong) are printed and the
 programs copied to WORK/findings/; the exit status is 1 if there is any.
 
   check_random.py [--count 30] [--sample 10] [--seed 1] [--work DIR]
+                  [--depth 4] [--zero-sizes 0.1] [--timeout 60]
                   [--sgc PATH] [--cc "CC FLAGS"] [--rtlib "LIBS"]
 
 test/fuzz/random_programs.test runs a small fixed-seed set under lit; run
@@ -37,6 +38,7 @@ import shutil
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no tools/__pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_programs  # noqa: E402
 
@@ -261,7 +263,7 @@ def check_values(prog, o0, o2):
 # ---- one program ----
 
 def check_program(seed, smooth, numeric, a):
-    prog = gen_programs.generate(seed, smooth)
+    prog = gen_programs.generate(seed, smooth, a.depth)
     name = "prog-%d%s" % (seed, "-fd" if smooth else "")
     d = os.path.join(a.work, name)
     os.makedirs(d, exist_ok=True)
@@ -298,6 +300,7 @@ def main():
     ap.add_argument("--rtlib", default="-L%s -lsgrt -lm -lpthread"
                     % os.path.join(ROOT, "build", "lib"))
     ap.add_argument("--timeout", type=int, default=60, help="seconds per command")
+    ap.add_argument("--depth", type=int, default=4, help="expression depth of the programs")
     ap.add_argument("--zero-sizes", type=float, default=0.1, metavar="P",
                     help="probability of binding a symbolic size to 0 (empty tensors)")
     a = ap.parse_args()

@@ -18,7 +18,10 @@
 # `build/fuzz/fuzz_sgc -minimize_crash=1 -runs=10000 FILE`.
 #
 # Environment: CLANG (default clang-14); SGC_FUZZ_CODEGEN=0 leaves out LLVM
-# code generation (faster, less coverage); FUZZ_FLAGS, extra libFuzzer flags.
+# code generation (faster, less coverage); FUZZ_FLAGS, extra libFuzzer flags;
+# FUZZ_EXCLUDE, a grep -E pattern of seed files to leave out (say an open
+# finding's test/fuzz/crash-N.sg, which would stop every run at its start;
+# a seed already copied stays in build/fuzz/corpus: delete it there too).
 set -eu
 
 SECONDS_TO_RUN=${1:-60}
@@ -69,7 +72,7 @@ CFLAGS="-std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L $SAN -fsanitize=fuzzer-no-link
 stale() {
   [ -f "$1" ] && [ -f "${1%.o}.d" ] || return 0
   for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "${1%.o}.d"); do
-    [ "$dep" -nt "$1" ] && return 0
+    [ -n "$(find "$dep" -newer "$1" 2>/dev/null)" ] && return 0
   done
   return 1
 }
@@ -100,7 +103,7 @@ for p in $PIDS; do wait "$p"; done
 
 # ---- 3. seeds and the run ----
 mkdir -p $OUT/corpus
-find examples test -name '*.sg' | while read -r f; do
+find examples test -name '*.sg' | grep -Ev "${FUZZ_EXCLUDE:-^$}" | while read -r f; do
   cp "$f" "$OUT/corpus/seed-$(echo "$f" | tr / _)"
 done
 # Valid programs reach deeper than mutated examples alone: add some random
@@ -108,7 +111,7 @@ done
 if command -v python3 >/dev/null 2>&1; then
   python3 tools/gen_programs.py --seed 1 --count 20 --out $OUT/tmp/gen &&
     python3 tools/gen_programs.py --seed 101 --count 20 --fd --out $OUT/tmp/gen &&
-    for f in $OUT/tmp/gen/*.sg; do cp "$f" "$OUT/corpus/seed-gen-${f##*/}"; done ||
+    for f in "$OUT"/tmp/gen/*.sg; do cp "$f" "$OUT/corpus/seed-gen-${f##*/}"; done ||
     echo "fuzz: warning: tools/gen_programs.py failed; using the repository's seeds only"
 fi
 

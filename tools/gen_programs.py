@@ -9,7 +9,8 @@ whole language: elementwise operators and builtins, NumPy broadcasting with
 symbolic and literal sizes, reductions with and without axis=, matmul,
 transpose, reshape, broadcast, select over comparisons, zeros_like/ones_like,
 f32/f64 casts, stop_gradient, const parameters, calls of helpers (sizes bound
-per call) and stop_gradient(grad(h, wrt=p)(...)).
+per call) and grad(h, wrt=p)(...), mostly under stop_gradient (otherwise the
+export's own gradient is of second order).
 
 With `smooth=True` (the "fd" mode) a program is safe to check against
 central differences: every value is f64; ops with kinks or jumps (abs, relu,
@@ -19,7 +20,7 @@ only values built from the export's const parameters (which finite
 differences do not perturb); log, sqrt, division and pow get arguments away
 from their poles (log(1 + square(x))...), and exp a bounded one.
 
-Usage: gen_programs.py [--seed S] [--count N] [--fd] [--out DIR]
+Usage: gen_programs.py [--seed S] [--count N] [--fd] [--depth D] [--out DIR]
 writes DIR/prog-K.sg (or prints one program to stdout without --out).
 tools/check_random.py imports this module and also uses the signatures
 (Program.exports) to build a C driver for each program.
@@ -204,7 +205,7 @@ class Gen:
             return self.leaf(ty, frozen)
         makers = [(self.unary, 4), (self.binary, 5), (self.reduction, 2), (self.literal_op, 1),
                   (self.stop, 1), (self.select, 1), (self.like, 0.3), (self.call, 1.5),
-                  (self.grad, 0.7), (self.broadcast, 0.7), (self.reshape, 0.7),
+                  (self.grad, 1.5), (self.broadcast, 0.7), (self.reshape, 0.7),
                   (self.transpose, 0.7), (self.matmul, 1.5), (self.cast, 0.5)]
         while True:
             maker = self.r.choices([m for m, _ in makers], [w for _, w in makers])[0]
@@ -235,23 +236,26 @@ class Gen:
         return self.lit(), False
 
     def convert(self, v, ty):
-        """An expression of ty's shape made from variable v (of ty's dtype):
-        v itself, v broadcast, v reduced over some axes, or its sum broadcast."""
-        have, want = v.ty.dims, ty.dims
+        """An expression of ty's shape made from variable v (of ty's dtype)."""
+        return self.reshaped(v.name, v.ty.dims, ty, v.live)
+
+    def reshaped(self, text, have, ty, live):
+        """Expression `text` of dims `have` made into ty's shape: itself,
+        broadcast, reduced over some axes, or its sum broadcast."""
+        want = ty.dims
         if have == want:
-            return v.name
+            return text
         lead = len(want) - len(have)
         if lead >= 0 and all(a == b or a == 1 for a, b in zip(have, want[lead:])):
-            return "broadcast(%s, %s)" % (v.name, ty.shape_list())
+            return "broadcast(%s, %s)" % (text, ty.shape_list())
         plan = self.reduce_plan(have, want)
         if plan is not None:
-            text = v.name
             for axis in plan:
-                kinky = self.smooth and v.live
+                kinky = self.smooth and live
                 op = self.r.choice(["sum", "mean"] + ([] if kinky else ["max", "min"]))
                 text = "%s(%s, axis=%d)" % (op, text, axis)
             return text
-        text = "%s(%s)" % (self.r.choice(["sum", "mean"]), v.name)
+        text = "%s(%s)" % (self.r.choice(["sum", "mean"]), text)
         return "broadcast(%s, %s)" % (text, ty.shape_list()) if want else text
 
     @staticmethod
@@ -408,13 +412,14 @@ class Gen:
         return "%s(%s)" % (ty.dtype, a), live
 
     # ---- calls ----
-    def bind_call(self, h, want_dims, pattern):
-        """Map h's size names so that `pattern` (a type of h) becomes
-        want_dims; fill the others from this function's sizes."""
-        if len(pattern.dims) != len(want_dims):
+    def bind_call(self, h, want_dims=(), pattern=None):
+        """Map h's size names so that `pattern` (a type of h, if given)
+        becomes want_dims; fill the others from this function's sizes."""
+        pdims = pattern.dims if pattern else ()
+        if len(pdims) != len(want_dims):
             return None
         m = {}
-        for x, y in zip(pattern.dims, want_dims):
+        for x, y in zip(pdims, want_dims):
             if isinstance(x, int):
                 if x != y:
                     return None
@@ -429,11 +434,14 @@ class Gen:
     def call_args(self, h, m, depth, frozen):
         args, live = [], False
         for p in h.params:
-            pty = p.ty.with_dims([m[x] if isinstance(x, str) else x for x in p.ty.dims])
+            pty = self.mapped(p.ty, m)
             a, la = self.expr(pty, depth, frozen or (p.const and self.smooth))
             args.append(a)
             live = live or (la and not p.const)
         return args, live
+
+    def mapped(self, ty, m):
+        return ty.with_dims([m[x] if isinstance(x, str) else x for x in ty.dims])
 
     def call(self, ty, depth, frozen):
         cands = [h for h in self.helpers if h.ret.dtype == ty.dtype]
@@ -443,24 +451,39 @@ class Gen:
             if m is not None:
                 args, live = self.call_args(h, m, depth, frozen)
                 return "%s(%s)" % (h.name, ", ".join(args)), live
+        if cands and self.chance(0.5):  # a call of another shape, made to fit
+            h = cands[0]
+            m = self.bind_call(h)
+            args, live = self.call_args(h, m, depth, frozen)
+            text = "%s(%s)" % (h.name, ", ".join(args))
+            return self.reshaped(text, self.mapped(h.ret, m).dims, ty, live), live
         return None
 
     def grad(self, ty, depth, frozen):
         cands = [(h, p) for h in self.helpers if h.ret.rank == 0
                  for p in h.params if not p.const and p.ty.dtype == ty.dtype]
         self.r.shuffle(cands)
-        for h, p in cands:
-            m = self.bind_call(h, ty.dims, p.ty)
-            if m is not None:
-                args, _ = self.call_args(h, m, depth, True)
-                return "stop_gradient(grad(%s, wrt=%s)(%s))" % (h.name, p.name,
-                                                                ", ".join(args)), False
-        return None
+        fits = [(h, p, m) for h, p in cands
+                for m in [self.bind_call(h, ty.dims, p.ty)] if m is not None]
+        if fits:
+            h, p, m = fits[0]
+        elif cands:  # a gradient of another shape, made to fit
+            (h, p), m = cands[0], self.bind_call(cands[0][0])
+        else:
+            return None
+        # Mostly under stop_gradient; otherwise the export's gradient is a
+        # second-order one, which must be exact too.
+        second = self.chance(0.3)
+        args, live = self.call_args(h, m, depth, frozen or not second)
+        text = "grad(%s, wrt=%s)(%s)" % (h.name, p.name, ", ".join(args))
+        if not second:
+            text, live = "stop_gradient(%s)" % text, False
+        return self.reshaped(text, self.mapped(p.ty, m).dims, ty, live), live
 
 
-def generate(seed, smooth=False):
-    """One program, a function of (seed, smooth) only."""
-    return Gen(seed, smooth).program()
+def generate(seed, smooth=False, depth=4):
+    """One program, a function of the arguments only."""
+    return Gen(seed, smooth, depth).program()
 
 
 def main():
@@ -469,10 +492,11 @@ def main():
     ap.add_argument("--count", type=int, default=1)
     ap.add_argument("--fd", action="store_true",
                     help="smooth programs, checkable against finite differences")
+    ap.add_argument("--depth", type=int, default=4, help="expression depth (default 4)")
     ap.add_argument("--out", help="directory for prog-K.sg (default: stdout)")
     args = ap.parse_args()
     for k in range(args.count):
-        text = generate(args.seed + k, args.fd).source()
+        text = generate(args.seed + k, args.fd, args.depth).source()
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, "prog-%d.sg" % (args.seed + k)), "w") as f:
