@@ -7,7 +7,7 @@ shift
 log=$(mktemp)
 python3 "$lit" "$@" test 2>&1 | tee "$log"
 
-count() { sed -n "s/^ *$1: *\([0-9][0-9]*\).*/\1/p" "$log" | tail -n 1; }
+count() { sed -n "s/^ *$1 *: *\([0-9][0-9]*\).*/\1/p" "$log" | tail -n 1; }
 total=$(count "Total Discovered Tests")
 passed=$(count Passed)
 failed=$(count Failed)
