@@ -14,10 +14,10 @@ void pass_inline(Module *m);
 /* ad.c: requires no call or grad; adds f_grad (scalar result) or f_vjp
  * (tensor result) after every exported f that has none yet. */
 void pass_ad(Module *m);
-/* The gradient of f (call-free) with respect to the parameters wrt[k] (f's
- * non-const parameters when wrt_all). Results: f's value if with_value, then
- * one adjoint per differentiated parameter. With a tensor result, a `seed`
- * parameter is added after f's own. */
+/* The gradient of f (call-free) with respect to its parameter only_wrt, or
+ * to all its non-const parameters when only_wrt < 0. Results: f's value if
+ * with_value, then one adjoint per differentiated parameter. With a tensor
+ * result, a `seed` parameter is added after f's own. */
 Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value);
 
 /* Whether op's adjoint can be non-zero (its rule is not ad_zero/ad_none). */
