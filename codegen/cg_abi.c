@@ -85,11 +85,9 @@ static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
   for (int s = 0; s < nsyms; s++)
     names[s] = const_string(g, g->m->syms[syms[s]]);
   LLVMValueRef names_gv = nsyms ? const_array(g, g->ptr, names, nsyms, ".syms") : LLVMConstNull(g->ptr);
-  LLVMTypeRef sigf[5] = {g->ptr, g->i32, g->i32, g->ptr, g->ptr};
   LLVMValueRef fields[5] = {const_string(g, f->name), LLVMConstInt(g->i32, (unsigned)nargs, 0),
                             LLVMConstInt(g->i32, (unsigned)nsyms, 0), names_gv, args_gv};
   LLVMValueRef init = LLVMConstStructInContext(g->ctx, fields, 5, 0);
-  (void)sigf;
   LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), ".sig");
   LLVMSetInitializer(gv, init);
   LLVMSetGlobalConstant(gv, 1);
