@@ -81,10 +81,11 @@ static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
   }
   LLVMValueRef args_gv = const_array(g, arg_ty, args, nargs, ".args");
   free(args);
-  LLVMValueRef names[64];
+  LLVMValueRef *names = xmalloc(sizeof(LLVMValueRef) * (size_t)(nsyms + 1));
   for (int s = 0; s < nsyms; s++)
     names[s] = const_string(g, g->m->syms[syms[s]]);
   LLVMValueRef names_gv = nsyms ? const_array(g, g->ptr, names, nsyms, ".syms") : LLVMConstNull(g->ptr);
+  free(names);
   LLVMValueRef fields[5] = {const_string(g, f->name), LLVMConstInt(g->i32, (unsigned)nargs, 0),
                             LLVMConstInt(g->i32, (unsigned)nsyms, 0), names_gv, args_gv};
   LLVMValueRef init = LLVMConstStructInContext(g->ctx, fields, 5, 0);
@@ -96,7 +97,8 @@ static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
 }
 
 void cg_export(Cg *g, Function *f) {
-  int syms[64];
+  /* at most one symbol per dimension of the signature */
+  int *syms = xmalloc(sizeof(int) * (size_t)(IR_MAX_RANK * (f->nparams + f->nresults) + 1));
   int nsyms = cg_func_syms(g->m, f, syms);
   int nargs = f->nparams + f->nresults;
   char *body_name = arena_printf(g->m->arena, "%s.body", f->name);
@@ -139,5 +141,6 @@ void cg_export(Cg *g, Function *f) {
   }
   LLVMValueRef r = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(body), body, bargs, (unsigned)(nargs + nsyms), "");
   free(bargs);
+  free(syms);
   LLVMBuildRet(g->b, r);
 }
