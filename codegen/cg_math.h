@@ -3,12 +3,15 @@
  * Each emitter inserts, at the builder's position, IR computing the function
  * of x, where x's type is float, double, or a fixed vector of either. The IR
  * contains no calls to libm, only arithmetic, bit operations, compares,
- * selects and the llvm.fabs / llvm.copysign intrinsics, so a loop around it
- * vectorizes. The code does not depend on fast-math flags and does not emit
- * them (it relies on exact IEEE rounding of each operation).
+ * selects and the llvm.fabs / llvm.copysign / llvm.fmuladd / llvm.smax
+ * intrinsics, so a loop around it vectorizes. The code does not depend on
+ * fast-math flags and does not emit them. llvm.fmuladd becomes an FMA
+ * where the target has one, so the last bit of a result may differ
+ * between CPUs (never between the scalar and the vectorized loop).
  *
  * Accuracy (round-to-nearest, denormals supported, not flushed): see the
- * measured bounds in cg_math.c; <= 2 ulp for float, <= 4 ulp for double.
+ * measured errors in cg_math.c; bounds: float <= 2 ulp for exp, log, tanh,
+ * sigmoid and <= 3 ulp for expm1, log1p, softplus; double <= 4 ulp.
  */
 #ifndef SGC_CG_MATH_H
 #define SGC_CG_MATH_H
