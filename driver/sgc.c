@@ -3,7 +3,6 @@
  * and writes an object file, assembly, LLVM IR, SSA IR and/or a C header.
  * Exit status: 0 success, 1 errors in the program, 2 bad usage. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,19 +216,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sgc: error: cannot read '%s': %s\n", o.input, strerror(errno));
     return 1;
   }
-  /* The stages recurse over expression trees, which a program can nest as
-   * deeply as it is long; a large stack (reserved, not touched) keeps any
-   * input the parser accepts from overflowing it. */
   Job job = {&o, src, len, 1};
-  pthread_attr_t attr;
-  pthread_t tid;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
-  if (pthread_create(&tid, &attr, run_job, &job) == 0)
-    pthread_join(tid, NULL);
-  else
-    run_job(&job);
-  pthread_attr_destroy(&attr);
+  run_with_big_stack(run_job, &job);
   free(src);
   return job.rc;
 }

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,18 @@ void vec_free(PtrVec *v) {
   free(v->data);
   v->data = NULL;
   v->len = v->cap = 0;
+}
+
+void run_with_big_stack(void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_t tid;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  if (pthread_create(&tid, &attr, fn, arg) == 0)
+    pthread_join(tid, NULL);
+  else
+    fn(arg);
+  pthread_attr_destroy(&attr);
 }
 
 char *read_file(const char *path, size_t *len) {

@@ -56,6 +56,12 @@ typedef struct PtrVec {
 void vec_push(PtrVec *v, void *p);
 void vec_free(PtrVec *v);
 
+/* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
+ * wait for it: the stages recurse over expression trees, which a program
+ * can nest as deeply as it is long. Runs it directly if no thread can be
+ * made. */
+void run_with_big_stack(void *(*fn)(void *), void *arg);
+
 /* Read a whole file (or stdin for "-"); NULL and errno on failure. */
 char *read_file(const char *path, size_t *len);
 

@@ -16,7 +16,6 @@
  * only that inputs it accepts fit in that much stack.
  *
  * Built and run by tools/fuzz.sh (`make fuzz`). */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,14 +100,6 @@ static void *run_job(void *arg) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Job job = {(const char *)data, size};
-  pthread_attr_t attr;
-  pthread_t tid;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
-  if (pthread_create(&tid, &attr, run_job, &job) == 0)
-    pthread_join(tid, NULL);
-  else
-    run_job(&job);
-  pthread_attr_destroy(&attr);
+  run_with_big_stack(run_job, &job);
   return 0;
 }
