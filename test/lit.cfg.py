@@ -39,6 +39,9 @@ def _llvm_config(*args):
 config.substitutions.append(("%llvm_cflags", " ".join(_llvm_config("--cflags"))))
 config.substitutions.append(("%llvm_libs", " ".join(_llvm_config("--ldflags", "--libs"))))
 config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
+# libsgc, statically, as `pkg-config --libs sgc` links it.
+config.substitutions.append(("%libsgc", "-L%s -lsgc -lsgrt %s -lm -lpthread"
+                             % (lib, " ".join(_llvm_config("--ldflags", "--libs")))))
 config.substitutions.append(("%drivers", drivers))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
 config.substitutions.append(("%root", root))
