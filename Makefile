@@ -13,8 +13,9 @@ B := build
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 OPT ?= -O2 -g
 SAN ?=
-# -fPIC: the compiler's objects also make up libsgc.so.
-CFLAGS_ALL = $(WARN) $(OPT) $(SAN) -fPIC -D_POSIX_C_SOURCE=200809L
+# -fPIC: the compiler's objects also make up libsgc.so; without semantic
+# interposition the compiler still inlines its own functions as without it.
+CFLAGS_ALL = $(WARN) $(OPT) $(SAN) -fPIC -fno-semantic-interposition -D_POSIX_C_SOURCE=200809L
 # The runtime's kernels are built for speed; target_clones picks AVX2/AVX-512
 # versions at load time, so the library stays portable.
 RT_OPT ?= -O3 -g

@@ -74,6 +74,8 @@ sgc_module *sgc_compile(const char *source, const char *filename, const char *op
   char *text = NULL;
   size_t len = 0;
   FILE *err = open_memstream(&text, &len);
+  if (errors)
+    *errors = NULL;
   if (!err)
     return NULL;
   if (!filename)
@@ -88,12 +90,10 @@ sgc_module *sgc_compile(const char *source, const char *filename, const char *op
     run_with_big_stack(compile_job, &job);
   free(argv);
   fclose(err);
-  if (errors && !job.result)
-    *errors = text;
-  else
+  if (errors)
+    *errors = job.result ? NULL : text;
+  if (!errors || job.result)
     free(text);
-  if (errors && job.result)
-    *errors = NULL;
   return job.result;
 }
 

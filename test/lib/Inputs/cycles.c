@@ -17,6 +17,8 @@
 
 #include <sgc.h>
 
+#include "slurp.h"
+
 #include "sgtest.h"
 
 typedef int XentGrad(const sg_tensor *, const sg_tensor *, const sg_tensor *, sg_tensor *,
@@ -26,21 +28,6 @@ static const char bad_source[] = "export fn f(x: f32[n]) -> f32 {\n  return sum(
 static char *source, *bad_errors;
 static const char *options = "-O2";
 static float want_loss, want_dw[12];
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n)
-    n = 0;
-  s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 /* One cycle: compile, call, free; returns 0 if every result is as expected. */
 static int cycle(float *loss, float *dw) {

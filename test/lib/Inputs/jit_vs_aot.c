@@ -10,27 +10,14 @@
 
 #include <sgc.h>
 
+#include "slurp.h"
+
 #include "sgtest.h"
 #include "stable_softmax.h"
 
 typedef int Xent(const sg_tensor *, const sg_tensor *, const sg_tensor *, sg_tensor *);
 typedef int XentGrad(const sg_tensor *, const sg_tensor *, const sg_tensor *, sg_tensor *,
                      sg_tensor *);
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n)
-    n = 0;
-  s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 enum { K = 7, D = 5 };
 
