@@ -10,6 +10,8 @@
 #include "../codegen/cg.h"
 #include "../frontend/ast.h"
 #include "../frontend/lower.h"
+#include "../ir/dot.h"
+#include "../passes/passes.h"
 #include "pipeline.h"
 
 #ifndef SGC_VERSION
@@ -18,7 +20,8 @@
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--target-cpu=CPU] [--version] [--help]\n";
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]]\n"
+    "           [--target-cpu=CPU] [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -31,6 +34,8 @@ static const char help[] =
     "                       STAGE is parsed, ad or opt (default opt)\n"
     "  --emit-llvm          print the LLVM IR (to OUT with -o)\n"
     "  -S                   write assembly instead of an object\n"
+    "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
+    "                       writing an object; STAGE as for --emit-ir (default ad)\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
     "  --verify             run the IR verifier between passes\n"
@@ -41,7 +46,7 @@ typedef enum { STAGE_NONE, STAGE_PARSED, STAGE_AD, STAGE_OPT } Stage;
 typedef struct Options {
   const char *input, *output, *header, *cpu;
   int opt_level;
-  Stage emit_ir;
+  Stage emit_ir, emit_dot;
   bool emit_llvm, emit_asm, verify;
 } Options;
 
@@ -79,6 +84,14 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->emit_ir = STAGE_AD;
     } else if (strncmp(a, "--emit-ir=", 10) == 0) {
       return bad_usage("unknown IR stage '%s' (expected parsed, ad or opt)", a + 10);
+    } else if (strcmp(a, "--emit-dot") == 0 || strcmp(a, "--emit-dot=ad") == 0) {
+      o->emit_dot = STAGE_AD;
+    } else if (strcmp(a, "--emit-dot=parsed") == 0) {
+      o->emit_dot = STAGE_PARSED;
+    } else if (strcmp(a, "--emit-dot=opt") == 0) {
+      o->emit_dot = STAGE_OPT;
+    } else if (strncmp(a, "--emit-dot=", 11) == 0) {
+      return bad_usage("unknown IR stage '%s' (expected parsed, ad or opt)", a + 11);
     } else if (strcmp(a, "--emit-llvm") == 0) {
       o->emit_llvm = true;
     } else if (strcmp(a, "-S") == 0) {
@@ -97,6 +110,8 @@ static int parse_args(int argc, char **argv, Options *o) {
   }
   if (!o->input)
     return bad_usage("%s", "no input file");
+  if (o->emit_ir && o->emit_dot)
+    return bad_usage("%s", "--emit-ir and --emit-dot cannot be combined");
   if (!cg_cpu_known(o->cpu)) {
     fprintf(stderr, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
     return 2;
@@ -150,6 +165,22 @@ static int write_header(Module *m, const char *path) {
   return 0;
 }
 
+/* The stage whose IR is printed (--emit-ir or --emit-dot), if any. */
+static Stage print_stage(const Options *o) { return o->emit_ir ? o->emit_ir : o->emit_dot; }
+
+static int print_module(const Options *o, Module *m) {
+  if (o->emit_ir) {
+    ir_print_module(stdout, m);
+    return 0;
+  }
+  pass_activity(m); /* the picture shades what the gradient treats as constant */
+  if (ir_print_dot_module(stdout, m)) {
+    fprintf(stderr, "sgc: error: cannot write the graph to standard output: %s\n", strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
 static int compile(const Options *o, const char *src, size_t len) {
   Diag diag;
   diag_init(&diag, o->input, src, len);
@@ -163,22 +194,22 @@ static int compile(const Options *o, const char *src, size_t len) {
   int rc = 0;
   if (o->verify && ir_verify(m, "lowering"))
     die("the lowered IR does not verify");
-  if (o->emit_ir == STAGE_PARSED) {
-    ir_print_module(stdout, m);
+  if (print_stage(o) == STAGE_PARSED) {
+    rc = print_module(o, m);
     goto done;
   }
   if (pipeline_to_ad(m, o->verify))
     die("the IR does not verify after AD");
-  if (o->emit_ir == STAGE_AD) {
-    ir_print_module(stdout, m);
+  if (print_stage(o) == STAGE_AD) {
+    rc = print_module(o, m);
     goto done;
   }
   if (pipeline_optimize(m, o->opt_level, o->verify))
     die("the IR does not verify after optimization");
   if (o->header && (rc = write_header(m, o->header)))
     goto done;
-  if (o->emit_ir == STAGE_OPT) {
-    ir_print_module(stdout, m);
+  if (print_stage(o) == STAGE_OPT) {
+    rc = print_module(o, m);
     goto done;
   }
   CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify};

@@ -11,6 +11,15 @@
  * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active. */
 #include "passes.h"
 
+/* Whether i's derivative with respect to its operand k can be non-zero. A
+ * call or grad (only before inlining: --emit-dot=parsed) is differentiable
+ * in the arguments of the callee's non-const parameters. */
+static bool flows(const Inst *i, int k) {
+  if (i->op == OP_call || i->op == OP_grad)
+    return k < i->callee->nparams && !i->callee->params[k]->is_const;
+  return ad_propagates(i->op);
+}
+
 /* As a pass of its own, for tests and for reading: the activity of every
  * function with respect to its non-const parameters, marked by the printer. */
 void pass_activity(Module *m) {
@@ -30,10 +39,8 @@ void ad_activity(Function *f, const bool *differentiable) {
   /* varied, forward */
   for (Inst *i = f->first; i; i = i->next) {
     i->active = false;
-    if (!ad_propagates(i->op))
-      continue;
     for (int k = 0; k < i->nargs; k++)
-      i->active |= i->args[k]->active;
+      i->active |= i->args[k]->active && flows(i, k);
   }
   /* useful, backward: aux marks values the result depends on */
   for (int k = 0; k < f->nparams; k++)
@@ -42,10 +49,11 @@ void ad_activity(Function *f, const bool *differentiable) {
     i->aux = NULL;
   f->results[0]->aux = f;
   for (Inst *i = f->last; i; i = i->prev) {
-    if (!i->aux || !ad_propagates(i->op))
+    if (!i->aux)
       continue;
     for (int k = 0; k < i->nargs; k++)
-      i->args[k]->aux = f;
+      if (flows(i, k))
+        i->args[k]->aux = f;
   }
   for (int k = 0; k < f->nparams; k++) {
     f->params[k]->active &= f->params[k]->aux != NULL;
