@@ -30,7 +30,8 @@ void ad_activity(Function *f, const bool *differentiable) {
   /* varied, forward */
   for (Inst *i = f->first; i; i = i->next) {
     i->active = false;
-    if (!ad_propagates(i->op))
+    /* i32 and bool values have zero derivative (spec section 7) */
+    if (!ad_propagates(i->op) || i->type.dtype == DT_I32 || i->type.dtype == DT_BOOL)
       continue;
     for (int k = 0; k < i->nargs; k++)
       i->active |= i->args[k]->active;
