@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <llvm-c/TargetMachine.h>
+
 #include "../ir/ir.h"
 
 typedef struct CgOptions {
@@ -28,11 +30,22 @@ typedef struct CgOptions {
  * "sgc: error: ..." (for instance an unknown --target-cpu). */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o);
 
+/* The optimized LLVM module of every export of m, in ctx, and the target
+ * machine it was optimized for (the caller disposes of both): what
+ * cg_emit writes, and what libsgc hands to its JIT. Returns 0, or 1 after
+ * printing an error. */
+int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
+             LLVMModuleRef *mod, LLVMTargetMachineRef *tm);
+
 /* Whether --target-cpu=cpu names a CPU sgc can generate code for. */
 bool cg_cpu_known(const char *cpu);
 
 /* Write a C header declaring every export of m, with its shapes in a
  * comment. Returns 0 or 1 on a write error. */
 int cg_write_header(Module *m, FILE *out, const char *guard);
+
+/* The include guard for a header written to path: "model.h" -> "MODEL_H"
+ * (malloc'ed). */
+char *cg_header_guard(const char *path);
 
 #endif

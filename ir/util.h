@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* 1-based line and column of a token in the source. line == 0: unknown. */
@@ -34,6 +35,7 @@ typedef struct Diag {
   size_t len;
   int errors;
   int max_errors; /* stop printing after this many (0: 50) */
+  FILE *out;      /* where messages go (NULL: stderr); libsgc's is a buffer */
 } Diag;
 void diag_init(Diag *d, const char *file, const char *src, size_t len);
 void diag_error(Diag *d, Loc loc, const char *fmt, ...)

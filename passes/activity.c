@@ -8,7 +8,9 @@
  * the AD pass builds no adjoint code for any of them, so no NaN or infinity
  * from their derivatives can reach a gradient (spec section 7).
  *
- * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active. */
+ * Requires: nothing (the AD pass runs it on call-free functions; before
+ * inlining, a call counts through its non-const parameters). Keeps: the IR
+ * unchanged; sets Inst.active. */
 #include "passes.h"
 
 /* Whether i's derivative with respect to its operand k can be non-zero. A
@@ -39,6 +41,9 @@ void ad_activity(Function *f, const bool *differentiable) {
   /* varied, forward */
   for (Inst *i = f->first; i; i = i->next) {
     i->active = false;
+    /* i32 and bool values have zero derivative (spec section 7) */
+    if (i->type.dtype == DT_I32 || i->type.dtype == DT_BOOL)
+      continue;
     for (int k = 0; k < i->nargs; k++)
       i->active |= i->args[k]->active && flows(i, k);
   }

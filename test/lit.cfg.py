@@ -6,6 +6,8 @@
 #                    flags (link: %cc main.c model.o %rtlib -o prog)
 #   %rtlib           -lsgrt -lm (and the sanitizers under make check-asan)
 #   %llvm_cflags, %llvm_libs   llvm-config-19 --cflags / --ldflags --libs
+#   %libsgc          link flags for libsgc (static, with LLVM and -lsgrt)
+#   %python          /usr/bin/python3 with build/python on PYTHONPATH
 #   %valgrind        valgrind memcheck that fails on any error or leak
 #   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
 import os
@@ -39,6 +41,12 @@ def _llvm_config(*args):
 config.substitutions.append(("%llvm_cflags", " ".join(_llvm_config("--cflags"))))
 config.substitutions.append(("%llvm_libs", " ".join(_llvm_config("--ldflags", "--libs"))))
 config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
+# libsgc, statically, as `pkg-config --libs sgc` links it.
+config.substitutions.append(("%libsgc", "-L%s -lsgc -lsgrt %s -lm -lpthread"
+                             % (lib, " ".join(_llvm_config("--ldflags", "--libs")))))
+# Debian's python3 (not a pyenv shim on PATH) with the build tree's sgc module.
+config.substitutions.append(("%python", "env PYTHONPATH=%s /usr/bin/python3"
+                             % os.path.join(build, "python")))
 config.substitutions.append(("%drivers", drivers))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
 config.substitutions.append(("%root", root))
