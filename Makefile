@@ -147,6 +147,10 @@ check-asan:
 demo: all
 	@sh examples/demo.sh
 
+# docs/graphs/*.svg: the --emit-dot picture of every example (needs graphviz)
+graphs: all
+	@sh tools/render_graphs.sh $(SGC) docs/graphs
+
 bench: all
 	@sh bench/run.sh
 
@@ -157,5 +161,5 @@ fuzz: $(B)/config.mk
 clean:
 	rm -rf build build-asan
 
-.PHONY: all install check check-asan demo bench fuzz clean
+.PHONY: all install check check-asan demo bench fuzz clean graphs
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -17,7 +17,8 @@
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--target-cpu=CPU] [--version] [--help]\n";
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]]\n"
+    "           [--target-cpu=CPU] [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -30,6 +31,8 @@ static const char help[] =
     "                       STAGE is parsed, ad or opt (default opt)\n"
     "  --emit-llvm          print the LLVM IR (to OUT with -o)\n"
     "  -S                   write assembly instead of an object\n"
+    "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
+    "                       writing an object; STAGE as for --emit-ir (default ad)\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
     "  --verify             run the IR verifier between passes\n"
@@ -94,6 +97,14 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
         o->emit_ir = STAGE_AD;
       else if (strncmp(a, "--emit-ir=", 10) == 0)
         return bad_usage(&p, "unknown IR stage '%s' (expected parsed, ad or opt)", a + 10);
+      else if (strcmp(a, "--emit-dot") == 0 || strcmp(a, "--emit-dot=ad") == 0)
+        o->emit_dot = STAGE_AD;
+      else if (strcmp(a, "--emit-dot=parsed") == 0)
+        o->emit_dot = STAGE_PARSED;
+      else if (strcmp(a, "--emit-dot=opt") == 0)
+        o->emit_dot = STAGE_OPT;
+      else if (strncmp(a, "--emit-dot=", 11) == 0)
+        return bad_usage(&p, "unknown IR stage '%s' (expected parsed, ad or opt)", a + 11);
       else if (strcmp(a, "--emit-llvm") == 0)
         o->emit_llvm = true;
       else if (strcmp(a, "-S") == 0)
@@ -118,6 +129,8 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
   }
   if (!o->input && mode == OPTIONS_COMMAND)
     return bad_usage(&p, "%s", "no input file");
+  if (o->emit_ir && o->emit_dot)
+    return bad_usage(&p, "%s", "--emit-ir and --emit-dot cannot be combined");
   if (!cg_cpu_known(o->cpu)) {
     fprintf(err, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
     return 2;

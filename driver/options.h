@@ -13,7 +13,7 @@ typedef enum { STAGE_NONE, STAGE_PARSED, STAGE_AD, STAGE_OPT } Stage;
 typedef struct Options {
   const char *input, *output, *header, *cpu;
   int opt_level;
-  Stage emit_ir;
+  Stage emit_ir, emit_dot; /* --emit-dot=STAGE: the graph picture (ir/dot.c) */
   bool emit_llvm, emit_asm, verify;
 } Options;
 

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "../codegen/cg.h"
+#include "../ir/dot.h"
+#include "../passes/passes.h"
 #include "options.h"
 #include "pipeline.h"
 
@@ -41,18 +43,33 @@ static int write_header(Module *m, const char *path) {
   return 0;
 }
 
+/* --emit-ir or --emit-dot: the IR as text or as a picture. */
+static int print_module(const Options *o, Module *m) {
+  if (o->emit_ir) {
+    ir_print_module(stdout, m);
+    return 0;
+  }
+  pass_activity(m); /* the picture shades what the gradient treats as constant */
+  if (ir_print_dot_module(stdout, m)) {
+    fprintf(stderr, "sgc: error: cannot write the graph to standard output: %s\n", strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
 static int compile(const Options *o, const char *src, size_t len) {
   Diag diag;
   diag_init(&diag, o->input, src, len);
-  Stage until = o->emit_ir == STAGE_NONE ? STAGE_OPT : o->emit_ir;
+  Stage print = o->emit_ir ? o->emit_ir : o->emit_dot;
+  Stage until = print == STAGE_NONE ? STAGE_OPT : print;
   Module *m = pipeline_compile(&diag, src, len, o, until);
   if (!m)
     return 1;
   int rc = 0;
   if (until == STAGE_OPT && o->header && (rc = write_header(m, o->header)))
     goto done;
-  if (o->emit_ir != STAGE_NONE) {
-    ir_print_module(stdout, m);
+  if (print != STAGE_NONE) {
+    rc = print_module(o, m);
     goto done;
   }
   CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify};

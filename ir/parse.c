@@ -373,7 +373,7 @@ static void parse_dims(Parser *p, Type *t) {
   expect(p, ']');
 }
 
-/* type = ("f32" | "f64" | "bool") dims? */
+/* type = ("f32" | "f64" | "i32" | "bool") dims? */
 static Type parse_type(Parser *p) {
   Type t;
   memset(&t, 0, sizeof t);
@@ -381,6 +381,8 @@ static Type parse_type(Parser *p) {
     t.dtype = DT_F32;
   else if (is_word(p, "f64"))
     t.dtype = DT_F64;
+  else if (is_word(p, "i32"))
+    t.dtype = DT_I32;
   else if (is_word(p, "bool"))
     t.dtype = DT_BOOL;
   else

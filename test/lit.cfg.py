@@ -63,3 +63,8 @@ else:
     config.available_features.add("no-asan")
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
+# Tools some tests need (.ci/run installs them; elsewhere those tests skip):
+# Graphviz for --emit-dot, gdb for -g, OpenMPI for examples/mpi.
+for tool, feature in [("dot", "graphviz"), ("gdb", "gdb"), ("mpirun", "mpi")]:
+    if shutil.which(tool):
+        config.available_features.add(feature)
