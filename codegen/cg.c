@@ -111,9 +111,12 @@ int cg_build(Module *m, const char *module_name, const CgOptions *opts, LLVMCont
   LLVMDisposeMessage(layout);
   LLVMDisposeTargetData(td);
 
+  if (o->debug)
+    cg_debug_begin(&g, module_name, o->opt_level > 0);
   for (Function *f = m->funcs; f; f = f->next)
     if (f->exported)
       cg_export(&g, f);
+  cg_debug_finish(&g);
 
   if (o->verify && LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &err)) {
     fprintf(stderr, "sgc: internal error: invalid LLVM IR:\n%s\n", err);

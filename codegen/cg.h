@@ -24,6 +24,7 @@ typedef struct CgOptions {
   bool emit_asm;
   bool emit_llvm;         /* print LLVM IR to out_path ("-": stdout) */
   bool verify;            /* run LLVM's verifier on the module */
+  bool debug;             /* -g: DWARF line information (cg_debug.c) */
 } CgOptions;
 
 /* Emit every exported function of m. Returns 0, or 1 after printing

@@ -1,6 +1,6 @@
 /* The one parser of sgc's flags. The command line and sgc_compile's
  * options string go through it, so "-O3" or "--target-cpu=generic" mean
- * the same thing to both; flags about files (-o, --header, --emit-*, -S)
+ * the same thing to both; flags about files (-o, --header, --emit-*, -S, -g)
  * and the input file exist only for the command and are refused, with a
  * message, in the library. */
 #include "options.h"
@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
     "           [--emit-llvm] [-S] [--emit-dot[=STAGE]]\n"
-    "           [--target-cpu=CPU] [--version] [--help]\n";
+    "           [-g] [--target-cpu=CPU] [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -33,6 +33,7 @@ static const char help[] =
     "  -S                   write assembly instead of an object\n"
     "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
     "                       writing an object; STAGE as for --emit-ir (default ad)\n"
+    "  -g                   DWARF line information: gdb and perf show .sg lines\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
     "  --verify             run the IR verifier between passes\n"
@@ -111,6 +112,10 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
         o->emit_asm = true;
       else
         return bad_usage(&p, "unknown option '%s'", a);
+    } else if (strcmp(a, "-g") == 0) { /* for objects; the JIT registers no debug info */
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      o->debug = true;
     } else if (strncmp(a, "--target-cpu=", 13) == 0 && a[13]) {
       o->cpu = a + 13;
     } else if (strcmp(a, "--verify") == 0) {

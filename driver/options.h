@@ -15,6 +15,7 @@ typedef struct Options {
   int opt_level;
   Stage emit_ir, emit_dot; /* --emit-dot=STAGE: the graph picture (ir/dot.c) */
   bool emit_llvm, emit_asm, verify;
+  bool debug; /* -g: DWARF line information (codegen/cg_debug.c) */
 } Options;
 
 typedef enum {

@@ -72,7 +72,7 @@ static int compile(const Options *o, const char *src, size_t len) {
     rc = print_module(o, m);
     goto done;
   }
-  CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify};
+  CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify, o->debug};
   char *def = NULL;
   if (!cg.out_path)
     cg.out_path = o->emit_llvm ? "-" : (def = default_output(o->input, o->emit_asm ? ".s" : ".o"));

@@ -9,6 +9,8 @@
 #   %libsgc          link flags for libsgc (static, with LLVM and -lsgrt)
 #   %python          /usr/bin/python3 with build/python on PYTHONPATH
 #   %valgrind        valgrind memcheck that fails on any error or leak
+#   %mpicc, %mpirun  OpenMPI's compiler wrapper (as %cc) and launcher, local
+#                    only (REQUIRES: mpi; also graphviz, gdb for those tools)
 #   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
 import os
 import shutil
@@ -65,6 +67,13 @@ if shutil.which("valgrind"):
     config.available_features.add("valgrind")
 # Tools some tests need (.ci/run installs them; elsewhere those tests skip):
 # Graphviz for --emit-dot, gdb for -g, OpenMPI for examples/mpi.
-for tool, feature in [("dot", "graphviz"), ("gdb", "gdb"), ("mpirun", "mpi")]:
-    if shutil.which(tool):
+for tools, feature in [(["dot"], "graphviz"), (["gdb"], "gdb"), (["mpirun", "mpicc"], "mpi")]:
+    if all(shutil.which(t) for t in tools):
         config.available_features.add(feature)
+# OpenMPI: its compiler wrapper with the runtime's flags, and mpirun on this
+# machine only (shared memory between ranks, loopback for the launcher;
+# root allowed, as CI runs as root).
+config.substitutions.append(("%mpicc", "mpicc -std=c11 -O2 -g -Wall -Wextra -Werror %s -I%s -I%s"
+                             % (san, inc, drivers)))
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
+                             "--mca btl self,vader --mca oob_tcp_if_include lo"))

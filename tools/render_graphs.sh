@@ -15,7 +15,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for sg in examples/*.sg examples/*/*.sg; do
   [ -f "$sg" ] || continue
-  base=$(basename "$sg" .sg)
+  rel=${sg#examples/}
+  base=$(echo "${rel%.sg}" | tr / -) # examples/mpi/model.sg: mpi-model
   "$sgc" "$sg" --emit-dot > "$tmp/all.dot"
   rm -f "$tmp"/g.*.dot
   # one file per digraph, named after the function
