@@ -18,8 +18,9 @@
  * infinite wherever the forward value it is taken at is (sin(sqrt(x)) at
  * x = -1 has cos(NaN) as its derivative), and any value can be, so the
  * chain rule multiplies with `mulz` (0 * anything = 0) for every op whose
- * derivative is not a constant; the adjoint of mulz's second operand
- * leaves out a term with a zero factor on either side (mul_either_zero). */
+ * derivative is not a constant; the products that carry an adjoint in a
+ * matmul, and the adjoint of mulz's second operand, leave out a term with a
+ * zero factor on either side (matmulz, mul_either_zero). */
 #include <string.h>
 
 #include "passes.h"
@@ -215,11 +216,13 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type col = t;
   col.dim[1] = ir_lit(1);
   Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
-  return ir_binary(B, OP_mulz, uc, ir_broadcast(B, v, &t));
+  return mul_either_zero(a, uc, ir_broadcast(B, v, &t));
 }
 /* The products below hold the adjoint g, which may be zero where the other
- * factor is infinite (the branch a select did not pick): they use matmulz
- * and mulz, for which 0 * x = 0 always. */
+ * factor is infinite (the branch a select did not pick), or be infinite where
+ * the other factor is zero: in every rank combination a term with a zero
+ * factor is left out (matmulz, mul_either_zero), as docs/language.md 4.4
+ * promises. */
 static void ad_matmul(AD *a, Inst *y, Inst *g) {
   static const int T[2] = {1, 0};
   Inst *l = X, *r = Y2;
@@ -233,7 +236,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = ir_matmulz(B, r, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &r->type), r);
+      d = mul_either_zero(a, ir_broadcast(B, g, &r->type), r);
     contribute(a, l, d);
   }
   if (r->active) {
@@ -243,7 +246,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = outer(a, l, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &l->type), l);
+      d = mul_either_zero(a, ir_broadcast(B, g, &l->type), l);
     contribute(a, r, d);
   }
 }
