@@ -18,7 +18,9 @@
  * infinite wherever the forward value it is taken at is (sin(sqrt(x)) at
  * x = -1 has cos(NaN) as its derivative), and any value can be, so the
  * chain rule multiplies with `mulz` (0 * anything = 0) for every op whose
- * derivative is not a constant; the products that carry an adjoint in a
+ * derivative is not a constant; the rules that route g by a comparison
+ * (relu, maximum, minimum, select, max, min) use select, so a loser gets an
+ * exact 0 even from a NaN adjoint; the products that carry an adjoint in a
  * matmul, and the adjoint of mulz's second operand, leave out a term with a
  * zero factor on either side (matmulz, mul_either_zero). */
 #include <string.h>
@@ -159,17 +161,19 @@ static void ad_pow(AD *a, Inst *y, Inst *g) {
     contribute(a, Y2, chain(a, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
   }
 }
-/* maximum/minimum: the winner takes g, a tie gives half to each side. */
-static void minmax2(AD *a, Inst *y, Inst *g, Op wins) {
-  Inst *half = ir_select(B, ir_binary(B, OP_eq, X, Y2), K(a, y, 0.5), K(a, y, 0));
-  Inst *wa = ir_select(B, ir_binary(B, wins, X, Y2), K(a, y, 1), half);
+/* maximum/minimum: the winner takes g, a tie gives g/2 to each side, the
+ * loser (and both sides where one is NaN) exactly 0, whatever g is: g is
+ * routed by select, as relu, select and max route it. */
+static void minmax2(AD *a, Inst *y, Inst *g, Op wins, Op loses) {
+  Inst *z = K(a, y, 0);
+  Inst *tie = ir_select(B, ir_binary(B, OP_eq, X, Y2), ir_binary(B, OP_mul, g, K(a, y, 0.5)), z);
   if (X->active)
-    contribute(a, X, ir_binary(B, OP_mul, g, wa));
+    contribute(a, X, ir_select(B, ir_binary(B, wins, X, Y2), g, tie));
   if (Y2->active)
-    contribute(a, Y2, ir_binary(B, OP_mul, g, ir_binary(B, OP_sub, K(a, y, 1), wa)));
+    contribute(a, Y2, ir_select(B, ir_binary(B, loses, X, Y2), g, tie));
 }
-static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt); }
-static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt); }
+static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt, OP_lt); }
+static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt, OP_gt); }
 static void ad_select(AD *a, Inst *y, Inst *g) {
   Inst *c = y->args[0], *z = K(a, y, 0);
   if (y->args[1]->active)
