@@ -104,7 +104,7 @@ YY_DECL;
 
 #define YYMAXDEPTH 1000000
 
-#define LOC(yl) ((Loc){(yl).first_line, (yl).first_column})
+#define LOC(yl) ((Loc){.line = (yl).first_line, .col = (yl).first_column})
 
 static void yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *pc, const char *msg);
 
@@ -847,7 +847,7 @@ int parse_program(Arena *arena, Diag *diag, const char *src, size_t len, Program
   out->funcs = NULL;
   out->nfuncs = 0;
   if (len > (size_t)INT_MAX - 2) {
-    diag_error(diag, (Loc){0, 0}, "input file is too large");
+    diag_error(diag, (Loc){.line = 0}, "input file is too large");
     return diag->errors - before;
   }
   ParseCtx pc;

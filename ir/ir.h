@@ -82,7 +82,7 @@ typedef enum {
   OP_COUNT
 } Op;
 
-enum { F_ELEM = 1, F_INDEX = 2, F_UNSAFE = 4, F_COMMUTE = 8 };
+enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8 };
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,

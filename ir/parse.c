@@ -178,11 +178,11 @@ static void skip_space(Parser *p) {
 /* Read the next token into p->tok. */
 static void next(Parser *p) {
   if (p->tok.len)
-    p->prev_end = (Loc){p->line, p->col};
+    p->prev_end = (Loc){.line = p->line, .col = p->col};
   skip_space(p);
   Token *t = &p->tok;
   t->s = p->pos;
-  t->loc = (Loc){p->line, p->col};
+  t->loc = (Loc){.line = p->line, .col = p->col};
   const char *start = p->pos;
   if (p->pos == p->end) {
     t->kind = T_EOF;
@@ -997,7 +997,7 @@ Module *ir_parse(Diag *diag, const char *src, size_t len) {
   p->pos = src;
   p->end = src + len;
   p->line = p->col = 1;
-  p->prev_end = (Loc){1, 1};
+  p->prev_end = (Loc){.line = 1, .col = 1};
   p->m = ir_module_new();
   p->poison = ARENA_NEW(p->m->arena, Inst);
   p->poison->op = OP_param;

@@ -8,9 +8,19 @@
  * the AD pass builds no adjoint code for any of them, so no NaN or infinity
  * from their derivatives can reach a gradient (spec section 7).
  *
- * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active (of
- * block arguments too). */
+ * Requires: nothing (the AD pass runs it on call-free functions; before
+ * inlining, a call counts through its non-const parameters). Keeps: the IR
+ * unchanged; sets Inst.active (of block arguments too). */
 #include "passes.h"
+
+/* Whether i's derivative with respect to its operand k can be non-zero. A
+ * call or grad (only before inlining: --emit-dot=parsed) is differentiable
+ * in the arguments of the callee's non-const parameters. */
+static bool flows(const Inst *i, int k) {
+  if (i->op == OP_call || i->op == OP_grad)
+    return k < i->callee->nparams && !i->callee->params[k]->is_const;
+  return ad_propagates(i->op);
+}
 
 /* As a pass of its own, for tests and for reading: the activity of every
  * function with respect to its non-const parameters, marked by the printer. */
@@ -92,10 +102,11 @@ static void vary_block(Inst *first) {
       i->active = differentiable_type(i) && result_varied(i->args[0], i->index);
       continue;
     }
-    if (!ad_propagates(i->op) || !differentiable_type(i))
+    /* i32 and bool values have zero derivative (spec section 7) */
+    if (!differentiable_type(i))
       continue;
     for (int k = 0; k < i->nargs; k++)
-      i->active |= i->args[k]->active;
+      i->active |= i->args[k]->active && flows(i, k);
   }
 }
 
@@ -141,10 +152,9 @@ static void use_block(Function *f, Inst *last) {
       use_region(f, i);
       continue;
     }
-    if (!ad_propagates(i->op))
-      continue;
     for (int k = 0; k < i->nargs; k++)
-      i->args[k]->aux = f;
+      if (flows(i, k))
+        i->args[k]->aux = f;
   }
 }
 

@@ -40,18 +40,33 @@ static Type subst(const Type *t, const Dim *map) {
   return r;
 }
 
+/* Errors at run time point at the call site; -g's line table also needs
+ * where the code was written (the innermost function, when inlined twice). */
+static Loc inlined_loc(Loc call, Loc at, const Function *callee) {
+  Loc l = call;
+  if (at.src_line) {
+    l.src_line = at.src_line, l.src_col = at.src_col;
+    l.inlined = at.inlined, l.inlined_line = at.inlined_line;
+  } else {
+    l.src_line = at.line, l.src_col = at.col;
+    l.inlined = callee->name, l.inlined_line = callee->loc.line;
+  }
+  return l;
+}
+
 typedef struct Retype {
   const Dim *map;
-  Loc loc;
+  Loc call;
+  const Function *callee;
 } Retype;
 
-/* A copied instruction: the callee's sizes become the caller's, and errors
- * at run time point at the call site. */
+/* A copied instruction (or block argument): the callee's sizes become the
+ * caller's, and its location the call site's. */
 static void retype(Inst *c, void *ctx) {
   Retype *rt = ctx;
   c->type = subst(&c->type, rt->map);
   c->attr = subst(&c->attr, rt->map);
-  c->loc = rt->loc;
+  c->loc = inlined_loc(rt->call, c->loc, rt->callee);
 }
 
 /* Replace `call` by a copy of the callee's body. */
@@ -75,7 +90,7 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
       arg = ir_unary(&b, OP_stop_gradient, arg);
     callee->params[k]->aux = arg;
   }
-  Retype rt = {map, call->loc};
+  Retype rt = {map, call->loc, callee};
   for (Inst *i = callee->first; i; i = i->next)
     ir_copy_inst(&b, i, retype, &rt);
   Inst *result = callee->results[0]->aux;
