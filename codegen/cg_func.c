@@ -528,7 +528,10 @@ static void form_groups(Body *B, int n) {
   Function *f = B->f;
   for (Inst *i = f->first; i; i = i->next)
     slot(B, i)->group = -1;
-  int g = -1;
+  /* At most MAX_MEMBERS per group (each at most MAX_FUSED operations):
+   * one loop body stays small enough for LLVM's per-block passes. */
+  enum { MAX_MEMBERS = 16 };
+  int g = -1, members = 0;
   const Type *space = NULL;
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot(B, i);
@@ -536,11 +539,14 @@ static void form_groups(Body *B, int n) {
       continue;
     const Type *sp;
     bool member = flat_member(B, i, &sp);
-    if (member && g >= 0 && ir_shape_eq(sp, space) && !reads_group_reduction(B, i, g)) {
+    if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
+        !reads_group_reduction(B, i, g)) {
       s->group = g;
+      members++;
       continue;
     }
     g = member ? i->id : -1;
+    members = 1;
     space = member ? sp : NULL;
     s->group = g;
   }
