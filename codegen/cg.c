@@ -1,6 +1,8 @@
 /* The LLVM side: a module holding every export, the new pass manager at the
- * requested -O level for the host CPU (or --target-cpu), and the output:
- * an object file, assembly (-S) or LLVM IR (--emit-llvm). */
+ * requested -O level for the host CPU (or --target-cpu) (cg_build, which
+ * libsgc's JIT shares), and the output: an object file, assembly (-S) or
+ * LLVM IR (--emit-llvm). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +13,16 @@
 
 #include "cg_internal.h"
 
-static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
+/* LLVM's target registry is not safe to fill from two threads at once,
+ * and libsgc compiles on several. */
+static void init_native_target(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
+}
+
+static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_native_target);
   char *triple = LLVMGetDefaultTargetTriple();
   LLVMTargetRef target;
   char *err = NULL;
@@ -59,10 +68,11 @@ bool cg_cpu_known(const char *cpu) {
   return false;
 }
 
-int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
+int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
+             LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
   Cg g = {0};
   g.m = m;
-  g.ctx = LLVMContextCreate();
+  g.ctx = ctx;
   g.mod = LLVMModuleCreateWithNameInContext(module_name, g.ctx);
   g.b = LLVMCreateBuilderInContext(g.ctx);
   g.i1 = LLVMInt1TypeInContext(g.ctx);
@@ -85,9 +95,12 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
   LLVMDisposeMessage(layout);
   LLVMDisposeTargetData(td);
 
+  if (o->debug)
+    cg_debug_begin(&g, module_name, o->opt_level > 0);
   for (Function *f = m->funcs; f; f = f->next)
     if (f->exported)
       cg_export(&g, f);
+  cg_debug_finish(&g);
   /* Big bodies become several functions that LLVM optimizes one at a time
    * (cg_split.c): compile time stays linear at every -O level. */
   LLVMValueRef last = LLVMGetLastFunction(g.mod);
@@ -119,13 +132,39 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
     LLVMDisposeErrorMessage(msg);
     goto out;
   }
-
   for (LLVMValueRef fn = LLVMGetFirstFunction(g.mod); fn; fn = LLVMGetNextFunction(fn))
     if (!LLVMIsDeclaration(fn))
       cg_split_blocks(&g, fn);
+  rc = 0;
+out:
+  if (err)
+    LLVMDisposeMessage(err);
+  if (triple)
+    LLVMDisposeMessage(triple);
+  LLVMDisposeBuilder(g.b);
+  if (rc) {
+    if (tm)
+      LLVMDisposeTargetMachine(tm);
+    LLVMDisposeModule(g.mod);
+    return rc;
+  }
+  *mod_out = g.mod;
+  *tm_out = tm;
+  return 0;
+}
 
+int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod;
+  LLVMTargetMachineRef tm;
+  if (cg_build(m, module_name, o, ctx, &mod, &tm)) {
+    LLVMContextDispose(ctx);
+    return 1;
+  }
+  int rc = 1;
+  char *err = NULL;
   if (o->emit_llvm) {
-    char *text = LLVMPrintModuleToString(g.mod);
+    char *text = LLVMPrintModuleToString(mod);
     FILE *f = strcmp(o->out_path, "-") == 0 ? stdout : fopen(o->out_path, "w");
     if (!f) {
       fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
@@ -138,7 +177,7 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
       fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
       goto out;
     }
-  } else if (LLVMTargetMachineEmitToFile(tm, g.mod, o->out_path,
+  } else if (LLVMTargetMachineEmitToFile(tm, mod, o->out_path,
                                          o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err)) {
     fprintf(stderr, "sgc: error: cannot write '%s': %s\n", o->out_path, err);
     goto out;
@@ -147,12 +186,8 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
 out:
   if (err)
     LLVMDisposeMessage(err);
-  if (tm)
-    LLVMDisposeTargetMachine(tm);
-  if (triple)
-    LLVMDisposeMessage(triple);
-  LLVMDisposeBuilder(g.b);
-  LLVMDisposeModule(g.mod);
-  LLVMContextDispose(g.ctx);
+  LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
   return rc;
 }
