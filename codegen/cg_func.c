@@ -547,9 +547,12 @@ static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
   return true;
 }
 
-/* Groups never span a region op: a block's groups are formed apart. */
+/* Groups never span a region op: a block's groups are formed apart. At most
+ * MAX_MEMBERS per group (each at most MAX_FUSED operations): one loop body
+ * stays small enough for LLVM's per-block passes. */
 static void group_block(Body *B, Inst *first) {
-  int g = -1;
+  enum { MAX_MEMBERS = 16 };
+  int g = -1, members = 0;
   const Type *space = NULL;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
@@ -563,11 +566,14 @@ static void group_block(Body *B, Inst *first) {
       continue;
     const Type *sp;
     bool member = flat_member(B, i, &sp);
-    if (member && g >= 0 && ir_shape_eq(sp, space) && !reads_group_reduction(B, i, g)) {
+    if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
+        !reads_group_reduction(B, i, g)) {
       s->group = g;
+      members++;
       continue;
     }
     g = member ? i->id : -1;
+    members = 1;
     space = member ? sp : NULL;
     s->group = g;
   }

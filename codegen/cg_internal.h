@@ -96,4 +96,12 @@ void cg_export(Cg *g, Function *f);
 /* The symbols f's signature mentions, in order of first appearance. */
 int cg_func_syms(Module *m, Function *f, int *out);
 
+/* ---- cg_split.c ---- */
+/* Move pieces of a big function body into noinline functions of their own,
+ * so that LLVM's superlinear passes see only small functions. */
+void cg_split_function(Cg *g, LLVMValueRef fn);
+/* After the optimizer: cut long straight-line blocks, which the code
+ * generator's schedulers handle in quadratic time. */
+void cg_split_blocks(Cg *g, LLVMValueRef fn);
+
 #endif
