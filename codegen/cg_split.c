@@ -38,57 +38,20 @@
 /* Bodies smaller than this stay whole; pieces are about SPLIT_TARGET. */
 enum { SPLIT_MIN = 3000, SPLIT_TARGET = 800 };
 
-/* ---- a pointer -> int map (open addressing; keys never removed) ---- */
+/* ---- a pointer -> int map over ir/util.h's PtrMap (values stored as
+ * v + 3, so that NULL means absent and -2, -1 stay representable) ---- */
 
-typedef struct PtrMap {
-  const void **key;
-  int *val;
-  size_t cap; /* a power of two, at least twice the number of keys */
-  size_t n;
-} PtrMap;
+static void pm_init(PtrMap *m) { *m = (PtrMap){0}; }
 
-static size_t pm_slot(const PtrMap *m, const void *k) {
-  size_t h = ((uintptr_t)k >> 4) * (size_t)0x9E3779B97F4A7C15ull;
-  size_t i = h & (m->cap - 1);
-  while (m->key[i] && m->key[i] != k)
-    i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-static void pm_init(PtrMap *m, size_t expect) {
-  m->cap = 16;
-  while (m->cap < 2 * expect + 2)
-    m->cap *= 2;
-  m->key = xmalloc(m->cap * sizeof *m->key);
-  m->val = xmalloc(m->cap * sizeof *m->val);
-  memset(m->key, 0, m->cap * sizeof *m->key);
-  m->n = 0;
-}
-
-static void pm_free(PtrMap *m) {
-  free(m->key);
-  free(m->val);
-}
+static void pm_free(PtrMap *m) { ptrmap_free(m); }
 
 static void pm_put(PtrMap *m, const void *k, int v) {
-  if (2 * (m->n + 1) > m->cap) {
-    PtrMap big;
-    pm_init(&big, m->cap);
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->key[i])
-        pm_put(&big, m->key[i], m->val[i]);
-    pm_free(m);
-    *m = big;
-  }
-  size_t i = pm_slot(m, k);
-  if (!m->key[i])
-    m->key[i] = k, m->n++;
-  m->val[i] = v;
+  *ptrmap_slot(m, k) = (void *)(intptr_t)(v + 3);
 }
 
 static int pm_get(const PtrMap *m, const void *k, int missing) {
-  size_t i = pm_slot(m, k);
-  return m->key[i] ? m->val[i] : missing;
+  void *v = ptrmap_get(m, k);
+  return v ? (int)((intptr_t)v - 3) : missing;
 }
 
 /* ---- analysis ---- */
@@ -233,7 +196,7 @@ static LLVMValueRef frame_of(Split *S) {
     S->frame = LLVMBuildArrayAlloca(b, S->g->i64, LLVMConstInt(S->g->i32, 1, 0), "frame");
     LLVMSetAlignment(S->frame, 8);
     LLVMDisposeBuilder(b);
-    pm_init(&S->slot, 256);
+    pm_init(&S->slot);
   }
   return S->frame;
 }
@@ -263,7 +226,7 @@ static void outline(Split *S, int b0, int b1) {
   /* The caller's values the piece reads, in order of first use; entry
    * allocas used only here move instead. */
   PtrMap param;
-  pm_init(&param, 64);
+  pm_init(&param);
   LLVMValueRef *from = NULL;
   int nfrom = 0, cap = 0;
   LLVMValueRef *allocas = NULL;
@@ -470,7 +433,7 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
   S.bb = xmalloc(sizeof *S.bb * (size_t)S.nb);
   S.ninst = xmalloc(sizeof(int) * (size_t)S.nb);
   LLVMGetBasicBlocks(fn, S.bb);
-  pm_init(&S.index, (size_t)S.nb);
+  pm_init(&S.index);
   long total = 0;
   for (int b = 0; b < S.nb; b++) {
     pm_put(&S.index, S.bb[b], b);
