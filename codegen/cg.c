@@ -1,6 +1,6 @@
 /* The LLVM side: a module holding every export, the new pass manager at the
  * requested -O level for the host CPU (or --target-cpu), and the output:
- * an object file, assembly (-S) or LLVM IR (--emit-llvm). */
+ * an object file, assembly (-S) or LLVM IR (--emit-llvm), in memory. */
 #include <stdio.h>
 #include <string.h>
 
@@ -73,7 +73,10 @@ static CgOptions effective_options(Module *m, const CgOptions *o) {
   return eff;
 }
 
-int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
+int cg_emit(Module *m, const char *module_name, const CgOptions *opts, char **data,
+            size_t *len) {
+  *data = NULL;
+  *len = 0;
   CgOptions eff = effective_options(m, opts);
   const CgOptions *o = &eff;
   Cg g = {0};
@@ -127,24 +130,25 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
     goto out;
   }
 
+  /* The bytes go back to the driver, which writes them with its own
+   * checks (driver/files.c): never over the input, all outputs or none. */
   if (o->emit_llvm) {
     char *text = LLVMPrintModuleToString(g.mod);
-    FILE *f = strcmp(o->out_path, "-") == 0 ? stdout : fopen(o->out_path, "w");
-    if (!f) {
-      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
-      LLVMDisposeMessage(text);
-      goto out;
-    }
-    fputs(text, f);
+    *len = strlen(text);
+    *data = xmalloc(*len + 1);
+    memcpy(*data, text, *len + 1);
     LLVMDisposeMessage(text);
-    if (f != stdout && fclose(f) != 0) {
-      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
+  } else {
+    LLVMMemoryBufferRef buf;
+    if (LLVMTargetMachineEmitToMemoryBuffer(
+            tm, g.mod, o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err, &buf)) {
+      fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", err);
       goto out;
     }
-  } else if (LLVMTargetMachineEmitToFile(tm, g.mod, o->out_path,
-                                         o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err)) {
-    fprintf(stderr, "sgc: error: cannot write '%s': %s\n", o->out_path, err);
-    goto out;
+    *len = LLVMGetBufferSize(buf);
+    *data = xmalloc(*len + 1);
+    memcpy(*data, LLVMGetBufferStart(buf), *len);
+    LLVMDisposeMemoryBuffer(buf);
   }
   rc = 0;
 out:

@@ -1,7 +1,9 @@
 /* sgc: the compiler driver (spec section 8). Reads one .sg file, runs the
  * stages in order (parse, check and lower, inline and AD, optimize, LLVM),
- * and writes an object file, assembly, LLVM IR, SSA IR and/or a C header.
- * Exit status: 0 success, 1 errors in the program, 2 bad usage. */
+ * and writes an object file, assembly, LLVM IR, SSA IR and/or a C header
+ * (through driver/files.c: never over the input, all or nothing).
+ * Exit status: 0 success, 1 errors in the program or a failed write,
+ * 2 bad usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "../codegen/cg.h"
 #include "../frontend/ast.h"
 #include "../frontend/lower.h"
+#include "files.h"
 #include "pipeline.h"
 
 #ifndef SGC_VERSION
@@ -134,23 +137,50 @@ static char *header_guard(const char *path) {
   return g;
 }
 
-static int write_header(Module *m, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "sgc: error: cannot write '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  char *guard = header_guard(path);
+/* The header, in memory (written with the object by files_write_all). */
+static int make_header(Module *m, OutFile *out) {
+  FILE *f = open_memstream(&out->data, &out->len);
+  if (!f)
+    die("cannot make a memory stream");
+  char *guard = header_guard(out->path);
   int rc = cg_write_header(m, f, guard);
   free(guard);
-  if (fclose(f) != 0 || rc) {
-    fprintf(stderr, "sgc: error: cannot write '%s'\n", path);
-    return 1;
-  }
+  if (fclose(f) != 0 || rc)
+    die("cannot write the header to memory");
   return 0;
 }
 
-static int compile(const Options *o, const char *src, size_t len) {
+/* The outputs, named before compiling so that files_check_outputs can
+ * refuse to overwrite the input: the header, then the object (assembly,
+ * LLVM IR) unless --emit-ir prints IR instead. */
+typedef struct Outputs {
+  OutFile files[2];
+  OutFile *header, *object;
+  int n;
+  char *default_path;
+} Outputs;
+
+static void name_outputs(const Options *o, Outputs *outs) {
+  memset(outs, 0, sizeof *outs);
+  if (o->header) {
+    outs->header = &outs->files[outs->n++];
+    *outs->header = (OutFile){.what = "--header", .path = o->header};
+  }
+  if (o->emit_ir == STAGE_NONE || o->output) {
+    OutFile *obj = &outs->files[outs->n++];
+    *obj = (OutFile){.what = "-o", .path = o->output};
+    if (!o->output) {
+      obj->what = "the default output";
+      obj->path = o->emit_llvm ? "-"
+                               : (outs->default_path =
+                                      default_output(o->input, o->emit_asm ? ".s" : ".o"));
+    }
+    if (o->emit_ir == STAGE_NONE)
+      outs->object = obj;
+  }
+}
+
+static int compile(const Options *o, Outputs *outs, const char *src, size_t len) {
   Diag diag;
   diag_init(&diag, o->input, src, len);
   Arena *arena = arena_new();
@@ -175,18 +205,22 @@ static int compile(const Options *o, const char *src, size_t len) {
   }
   if (pipeline_optimize(m, o->opt_level, o->verify))
     die("the IR does not verify after optimization");
-  if (o->header && (rc = write_header(m, o->header)))
-    goto done;
+  if (outs->header)
+    make_header(m, outs->header);
   if (o->emit_ir == STAGE_OPT) {
     ir_print_module(stdout, m);
-    goto done;
+  } else {
+    CgOptions cg = {o->opt_level, o->cpu, o->emit_asm, o->emit_llvm, o->verify};
+    rc = cg_emit(m, o->input, &cg, &outs->object->data, &outs->object->len);
   }
-  CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify};
-  char *def = NULL;
-  if (!cg.out_path)
-    cg.out_path = o->emit_llvm ? "-" : (def = default_output(o->input, o->emit_asm ? ".s" : ".o"));
-  rc = cg_emit(m, o->input, &cg);
-  free(def);
+  /* All or nothing: no file is written unless everything compiled. */
+  if (rc == 0) {
+    OutFile *w = outs->files;
+    int n = outs->n;
+    if (!outs->object && o->output) /* -o is unused with --emit-ir */
+      n--;
+    rc = files_write_all("sgc", w, n);
+  }
 done:
   ir_module_free(m);
   return rc;
@@ -194,6 +228,7 @@ done:
 
 typedef struct Job {
   const Options *o;
+  Outputs *outs;
   const char *src;
   size_t len;
   int rc;
@@ -201,23 +236,34 @@ typedef struct Job {
 
 static void *run_job(void *arg) {
   Job *j = arg;
-  j->rc = compile(j->o, j->src, j->len);
+  j->rc = compile(j->o, j->outs, j->src, j->len);
   return NULL;
+}
+
+static int run(const Options *o) {
+  Outputs outs;
+  name_outputs(o, &outs);
+  int rc = files_check_outputs("sgc", o->input, outs.files, outs.n);
+  size_t len;
+  char *src = rc ? NULL : files_read_input("sgc", o->input, &len);
+  if (src) {
+    Job job = {o, &outs, src, len, 1};
+    run_with_big_stack(run_job, &job);
+    rc = job.rc;
+  } else if (!rc) {
+    rc = 1;
+  }
+  for (int k = 0; k < outs.n; k++)
+    free(outs.files[k].data);
+  free(outs.default_path);
+  free(src);
+  return rc;
 }
 
 int main(int argc, char **argv) {
   Options o = {0};
   int rc = parse_args(argc, argv, &o);
-  if (rc >= 0)
-    return rc;
-  size_t len;
-  char *src = read_file(o.input, &len);
-  if (!src) {
-    fprintf(stderr, "sgc: error: cannot read '%s': %s\n", o.input, strerror(errno));
-    return 1;
-  }
-  Job job = {&o, src, len, 1};
-  run_with_big_stack(run_job, &job);
-  free(src);
-  return job.rc;
+  if (rc < 0)
+    rc = run(&o);
+  return rc;
 }

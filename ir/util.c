@@ -212,7 +212,14 @@ char *read_file(const char *path, size_t *len) {
       }
       break;
     }
-    cap *= 2;
+    if (cap > MAX_INPUT_BYTES) {
+      free(buf);
+      if (f != stdin)
+        fclose(f);
+      errno = EFBIG;
+      return NULL;
+    }
+    cap = cap * 2 > (size_t)MAX_INPUT_BYTES + 1 ? (size_t)MAX_INPUT_BYTES + 1 : cap * 2;
     buf = xrealloc(buf, cap + 1);
   }
   if (f != stdin)

@@ -62,7 +62,12 @@ void vec_free(PtrVec *v);
  * made. */
 void run_with_big_stack(void *(*fn)(void *), void *arg);
 
-/* Read a whole file (or stdin for "-"); NULL and errno on failure. */
+/* Read a whole file (or stdin for "-"); NULL and errno on failure. A file
+ * longer than MAX_INPUT_BYTES (or an endless one, /dev/zero) fails with
+ * EFBIG after reading at most that much: every valid program is far
+ * smaller, since a function may not expand to more than 200,000
+ * operations (frontend/lower.c). */
+enum { MAX_INPUT_BYTES = 16 << 20 };
 char *read_file(const char *path, size_t *len);
 
 #endif
