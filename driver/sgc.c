@@ -265,5 +265,9 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc < 0)
     rc = run(&o);
+  /* --emit-ir, --help and --version print to standard output: a failed
+   * write there is an error too. */
+  if (files_close_stdout("sgc") && rc == 0)
+    rc = 1;
   return rc;
 }

@@ -152,5 +152,8 @@ int main(int argc, char **argv) {
   if (rc < 0)
     rc = run(&o);
   vec_free(&o.passes);
+  /* --help and --list-passes print to standard output too. */
+  if (files_close_stdout("sgc-opt") && rc == 0)
+    rc = 1;
   return rc;
 }
