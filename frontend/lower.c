@@ -13,6 +13,8 @@
  * only ever sees elementwise operands of one shape. */
 #include "lower.h"
 
+#include "libc_names.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -902,6 +904,17 @@ static bool c_symbol_ok(const char *name) {
   return strncmp(name, "sg_", 3) != 0 && name[0] != '_';
 }
 
+/* An export named like a C library function would replace it in the whole
+ * program (frontend/libc_names.c). Its gradient's name cannot clash: no
+ * C library symbol ends in _grad or _vjp. */
+static bool export_clashes_with_libc(Ctx *c, Func *f) {
+  const char *lib = libc_defines(f->name);
+  if (lib)
+    ERR(c, f->loc, "cannot export '%s': %s has a function of that name, which the export would "
+                   "replace in the whole program", f->name, lib);
+  return lib != NULL;
+}
+
 /* Calls are inlined everywhere (docs/internals.md), so a chain of functions
  * that each call the next twice doubles per level. Programs whose expansion
  * would not fit are rejected here, with the function where it happens,
@@ -968,6 +981,8 @@ Module *lower_program(Program *prog, Diag *diag) {
       ERR(&c, f->loc, "cannot export '%s': it is not a valid C function name", f->name);
       continue;
     }
+    if (f->exported && export_clashes_with_libc(&c, f))
+      continue;
     c.fns[c.nfns++] = (FnInfo){.ast = f};
   }
   /* Exports must not collide with the gradient functions generated for them. */
