@@ -10,6 +10,12 @@ KIND:
   parens     10,000 nested parentheses, each around one operation
   parens_error  the same, with an unknown name at the innermost level
   calls      10,000 nested calls exp(exp(...(x)...))
+  chain      6 MB: one return of 1,500,000 terms x + x + ... + x
+  negs       300,000 unary minuses - - ... - x
+  pows       300,000 right-nested powers x ** x ** ... ** x
+  exps       16,000 nested exp(exp(...(x)...))
+  powers     16,000 right-nested powers x ** x ** ... ** x
+  params     an export with 2,000 scalar parameters, returning their sum
   name       a 1,000-character name for the export, a parameter and a let
   name_error the same, with the name misspelled (last character) in the body
 """
@@ -56,6 +62,25 @@ elif kind == "calls":
     n = 10000
     lines = ["export fn f(x: f32) -> f32 {",
              "  return " + "exp(" * n + "x * 1e-30" + ")" * n + ";", "}"]
+elif kind == "chain":
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + " + ".join(["x"] * 1500000) + ";", "}"]
+elif kind == "negs":
+    lines = ["export fn f(x: f32) -> f32 {", "  return " + "- " * 300000 + "x;", "}"]
+elif kind == "pows":
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + " ** ".join(["x"] * 300000) + ";", "}"]
+elif kind == "exps":
+    n = 16000
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + "exp(" * n + "x * 1e-30" + ")" * n + ";", "}"]
+elif kind == "powers":
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + " ** ".join(["x"] * 16000) + ";", "}"]
+elif kind == "params":
+    n = 2000
+    lines = ["export fn f(" + ", ".join("p%d: f32" % i for i in range(n)) + ") -> f32 {",
+             "  return " + " + ".join("p%d" % i for i in range(n)) + ";", "}"]
 elif kind in ("name", "name_error"):
     name = "a" + "b" * 998 + "c"
     arg = "x" + "y" * 998 + "z"
