@@ -56,6 +56,15 @@ typedef struct PtrVec {
 void vec_push(PtrVec *v, void *p);
 void vec_free(PtrVec *v);
 
+/* ---- A set of strings (not copied), for lookups by name in linear time. ---- */
+typedef struct NameSet {
+  const char **slots;
+  size_t cap, len;
+} NameSet;
+void nameset_add(NameSet *s, const char *name);
+bool nameset_has(const NameSet *s, const char *name);
+void nameset_free(NameSet *s);
+
 /* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
  * wait for it: the stages recurse over expression trees, which a program
  * can nest as deeply as it is long. Runs it directly if no thread can be

@@ -13,9 +13,8 @@ KIND:
   chain      6 MB: one return of 1,500,000 terms x + x + ... + x
   negs       300,000 unary minuses - - ... - x
   pows       300,000 right-nested powers x ** x ** ... ** x
-  exps       16,000 nested exp(exp(...(x)...))
-  powers     16,000 right-nested powers x ** x ** ... ** x
-  params     an export with 2,000 scalar parameters, returning their sum
+  fchain     50,000 functions, each calling the next, and an export calling the first
+  exports    10,000 small exports
   name       a 1,000-character name for the export, a parameter and a let
   name_error the same, with the name misspelled (last character) in the body
 """
@@ -70,17 +69,13 @@ elif kind == "negs":
 elif kind == "pows":
     lines = ["export fn f(x: f32) -> f32 {",
              "  return " + " ** ".join(["x"] * 300000) + ";", "}"]
-elif kind == "exps":
-    n = 16000
-    lines = ["export fn f(x: f32) -> f32 {",
-             "  return " + "exp(" * n + "x * 1e-30" + ")" * n + ";", "}"]
-elif kind == "powers":
-    lines = ["export fn f(x: f32) -> f32 {",
-             "  return " + " ** ".join(["x"] * 16000) + ";", "}"]
-elif kind == "params":
-    n = 2000
-    lines = ["export fn f(" + ", ".join("p%d: f32" % i for i in range(n)) + ") -> f32 {",
-             "  return " + " + ".join("p%d" % i for i in range(n)) + ";", "}"]
+elif kind == "fchain":
+    n = 50000
+    lines = ["fn g%d(x: f32) -> f32 { return g%d(x); }" % (i, i + 1) for i in range(n)]
+    lines.append("fn g%d(x: f32) -> f32 { return x * 2; }" % n)
+    lines.append("export fn f(x: f32) -> f32 { return g0(x); }")
+elif kind == "exports":
+    lines = ["export fn e%d(x: f32) -> f32 { return x * %d; }" % (i, i) for i in range(10000)]
 elif kind in ("name", "name_error"):
     name = "a" + "b" * 998 + "c"
     arg = "x" + "y" * 998 + "z"
