@@ -175,7 +175,10 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
     return s->reg;
   if (s->has_buf)
     return load_elem(B, v, s->buf, v->type.rank == 0 ? i64c(B->g, 0) : lin_of(B, x, &v->type));
-  return eval_def(B, v, x);
+  LLVMMetadataRef at = cg_debug_at(B->g, v); /* fused into its user's loop */
+  LLVMValueRef r = eval_def(B, v, x);
+  cg_debug_restore(B->g, at);
+  return r;
 }
 
 /* Can v's expression be evaluated from a flat index alone? True when no
@@ -592,6 +595,7 @@ static void emit_group(Body *B, Inst *first) {
     if (s->group != gid)
       continue;
     Idx x = {space->rank <= 1 ? space->rank : -1, {iv}, iv};
+    cg_debug_at(g, i);
     if (ir_ops[i->op].shape == SH_REDUCE) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
       LLVMValueRef e = eval(B, i->args[0], &x);
@@ -698,6 +702,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   B.pslot = xmalloc(sizeof(Slot) * (size_t)(f->nparams + 1));
   B.entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, B.entry);
+  cg_debug_func(g, fn, f);
 
   for (int k = 0; k < f->nparams; k++)
     B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1};
@@ -759,6 +764,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     Slot *s = slot(&B, i);
     if (!s->has_buf)
       continue;
+    cg_debug_at(g, i);
     if (i->op == OP_reshape && !s->buf) { /* a view */
       s->buf = slot(&B, i->args[0])->buf;
       continue;
@@ -799,6 +805,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
+  cg_debug_end(g);
   free(B.symv);
   free(B.slot);
   free(B.pslot);

@@ -6,6 +6,8 @@
 
 #include "cg.h"
 
+typedef struct CgDebug CgDebug;
+
 typedef struct Cg {
   LLVMContextRef ctx;
   LLVMModuleRef mod;
@@ -13,6 +15,7 @@ typedef struct Cg {
   LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, vd; /* vd: void */
   Module *m;
   bool x86;
+  CgDebug *dbg;        /* -g: cg_debug.c's state; NULL without -g */
 } Cg;
 
 /* Where a value lives while a function body is generated. */
@@ -52,6 +55,16 @@ LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *
  * parameters then its results, all noalias) and the i64 value of each
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
+
+/* ---- cg_debug.c: -g (each does nothing without it) ---- */
+void cg_debug_begin(Cg *g, const char *path, bool optimized);
+/* fn (just added) is f's code: give it a subprogram and the builder f's line. */
+void cg_debug_func(Cg *g, LLVMValueRef fn, const Function *f);
+/* The code built next is i's; returns the location it replaces. */
+LLVMMetadataRef cg_debug_at(Cg *g, const Inst *i);
+void cg_debug_restore(Cg *g, LLVMMetadataRef prev);
+void cg_debug_end(Cg *g);    /* the function of cg_debug_func is done */
+void cg_debug_finish(Cg *g); /* before verifying and optimizing the module */
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);

@@ -81,14 +81,21 @@ struct Expr {
  * compile is refused. */
 enum { AST_MAX_DEPTH = 200000 };
 
-typedef enum { ST_LET, ST_RETURN } StmtKind;
+typedef enum {
+  ST_LET,    /* let name [: type] = value; */
+  ST_VAR,    /* var name [: type] = value; */
+  ST_ASSIGN, /* name = value; or name op= value; */
+  ST_RETURN, /* return value; */
+} StmtKind;
 
 typedef struct Stmt {
   StmtKind kind;
-  Loc loc;          /* the keyword */
-  const char *name; /* ST_LET */
+  Loc loc;          /* the keyword; ST_ASSIGN: the operator */
+  const char *name; /* ST_LET, ST_VAR, ST_ASSIGN */
   Loc name_loc;
-  AstType *type;    /* ST_LET: optional annotation, else NULL */
+  AstType *type;    /* ST_LET, ST_VAR: optional annotation, else NULL */
+  bool compound;    /* ST_ASSIGN: `op=`, with op in `op` */
+  BinOp op;
   Expr *value;
   struct Stmt *next;
 } Stmt;

@@ -152,6 +152,7 @@ const char *ir_dtype_name(DType dt) {
   switch (dt) {
   case DT_F32: return "f32";
   case DT_F64: return "f64";
+  case DT_I32: return "i32";
   case DT_BOOL: return "bool";
   }
   return "?";

@@ -32,7 +32,7 @@
 
 enum { IR_MAX_RANK = 8 };
 
-typedef enum { DT_F32 = 1, DT_F64 = 2, DT_BOOL = 3 } DType; /* = sg_dtype */
+typedef enum { DT_F32 = 1, DT_F64 = 2, DT_I32 = 3, DT_BOOL = 4 } DType; /* F32..I32 = sg_dtype */
 
 /* One dimension: a literal size, or the symbolic size Module.syms[sym]. */
 typedef struct Dim {
@@ -53,7 +53,7 @@ typedef enum {
   OP_COUNT
 } Op;
 
-enum { F_ELEM = 1, F_INDEX = 2, F_UNSAFE = 4, F_COMMUTE = 8 };
+enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8 };
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL,

@@ -173,11 +173,11 @@ static void skip_space(Parser *p) {
 /* Read the next token into p->tok. */
 static void next(Parser *p) {
   if (p->tok.len)
-    p->prev_end = (Loc){p->line, p->col};
+    p->prev_end = (Loc){.line = p->line, .col = p->col};
   skip_space(p);
   Token *t = &p->tok;
   t->s = p->pos;
-  t->loc = (Loc){p->line, p->col};
+  t->loc = (Loc){.line = p->line, .col = p->col};
   const char *start = p->pos;
   if (p->pos == p->end) {
     t->kind = T_EOF;
@@ -373,7 +373,7 @@ static void parse_dims(Parser *p, Type *t) {
   expect(p, ']');
 }
 
-/* type = ("f32" | "f64" | "bool") dims? */
+/* type = ("f32" | "f64" | "i32" | "bool") dims? */
 static Type parse_type(Parser *p) {
   Type t;
   memset(&t, 0, sizeof t);
@@ -381,6 +381,8 @@ static Type parse_type(Parser *p) {
     t.dtype = DT_F32;
   else if (is_word(p, "f64"))
     t.dtype = DT_F64;
+  else if (is_word(p, "i32"))
+    t.dtype = DT_I32;
   else if (is_word(p, "bool"))
     t.dtype = DT_BOOL;
   else
@@ -870,7 +872,7 @@ Module *ir_parse(Diag *diag, const char *src, size_t len) {
   p->pos = src;
   p->end = src + len;
   p->line = p->col = 1;
-  p->prev_end = (Loc){1, 1};
+  p->prev_end = (Loc){.line = 1, .col = 1};
   p->m = ir_module_new();
   p->poison = ARENA_NEW(p->m->arena, Inst);
   p->poison->op = OP_param;

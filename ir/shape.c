@@ -128,11 +128,11 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
     *out = i->type;
     if (i->op == OP_const || i->op == OP_count) {
       if (i->type.rank != 0 || i->type.dtype == DT_BOOL)
-        return FAIL("%s must be a float scalar", info->name);
+        return FAIL("%s must be a number scalar", info->name);
     } else if (i->op == OP_convert) {
       if (!ir_shape_eq(&a[0]->type, &i->type) || a[0]->type.dtype == DT_BOOL ||
           i->type.dtype == DT_BOOL)
-        return FAIL("convert changes only the float dtype");
+        return FAIL("convert changes only the number dtype");
     } else if (i->op == OP_broadcast) {
       if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
@@ -147,7 +147,7 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
   case SH_CMP:
     for (int k = 0; k < i->nargs; k++) {
       if (a[k]->type.dtype == DT_BOOL)
-        return FAIL("%s needs float operands", info->name);
+        return FAIL("%s needs number operands", info->name);
       if (!ir_type_eq(&a[k]->type, &a[0]->type))
         return FAIL("%s operands differ: %s and %s", info->name,
                     ir_type_str(m, &a[0]->type, s1, sizeof s1),

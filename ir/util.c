@@ -85,6 +85,7 @@ void diag_init(Diag *d, const char *file, const char *src, size_t len) {
 /* Print source line `line` and a caret under column `col`. Tabs in the line
  * are copied into the caret's indentation so the caret lines up. */
 static void quote_line(const Diag *d, int line, int col) {
+  FILE *out = d->out ? d->out : stderr;
   if (!d->src || line <= 0)
     return;
   const char *p = d->src, *end = d->src + d->len;
@@ -104,28 +105,29 @@ static void quote_line(const Diag *d, int line, int col) {
   size_t to = n - from > 200 ? from + 200 : n;
   for (size_t i = from; i < to; i++) {
     unsigned char ch = (unsigned char)p[i];
-    fputc(ch == '\t' || ch >= 32 ? ch : ' ', stderr);
+    fputc(ch == '\t' || ch >= 32 ? ch : ' ', out);
   }
-  fputc('\n', stderr);
+  fputc('\n', out);
   for (size_t i = from; i < c && i < n; i++)
-    fputc(p[i] == '\t' ? '\t' : ' ', stderr);
-  fputs("^\n", stderr);
+    fputc(p[i] == '\t' ? '\t' : ' ', out);
+  fputs("^\n", out);
 }
 
 void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap) {
+  FILE *out = d->out ? d->out : stderr;
   d->errors++;
   int max = d->max_errors ? d->max_errors : 50;
   if (d->errors > max) {
     if (d->errors == max + 1)
-      fprintf(stderr, "%s: error: too many errors, stopping\n", d->file);
+      fprintf(out, "%s: error: too many errors, stopping\n", d->file);
     return;
   }
   if (loc.line > 0)
-    fprintf(stderr, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
+    fprintf(out, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
   else
-    fprintf(stderr, "%s: error: ", d->file);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+    fprintf(out, "%s: error: ", d->file);
+  vfprintf(out, fmt, ap);
+  fputc('\n', out);
   quote_line(d, loc.line, loc.col);
 }
 

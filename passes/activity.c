@@ -8,8 +8,19 @@
  * the AD pass builds no adjoint code for any of them, so no NaN or infinity
  * from their derivatives can reach a gradient (spec section 7).
  *
- * Requires: f call-free. Keeps: the IR unchanged; sets Inst.active. */
+ * Requires: nothing (the AD pass runs it on call-free functions; before
+ * inlining, a call counts through its non-const parameters). Keeps: the IR
+ * unchanged; sets Inst.active. */
 #include "passes.h"
+
+/* Whether i's derivative with respect to its operand k can be non-zero. A
+ * call or grad (only before inlining: --emit-dot=parsed) is differentiable
+ * in the arguments of the callee's non-const parameters. */
+static bool flows(const Inst *i, int k) {
+  if (i->op == OP_call || i->op == OP_grad)
+    return k < i->callee->nparams && !i->callee->params[k]->is_const;
+  return ad_propagates(i->op);
+}
 
 /* As a pass of its own, for tests and for reading: the activity of every
  * function with respect to its non-const parameters, marked by the printer. */
@@ -30,10 +41,11 @@ void ad_activity(Function *f, const bool *differentiable) {
   /* varied, forward */
   for (Inst *i = f->first; i; i = i->next) {
     i->active = false;
-    if (!ad_propagates(i->op))
+    /* i32 and bool values have zero derivative (spec section 7) */
+    if (i->type.dtype == DT_I32 || i->type.dtype == DT_BOOL)
       continue;
     for (int k = 0; k < i->nargs; k++)
-      i->active |= i->args[k]->active;
+      i->active |= i->args[k]->active && flows(i, k);
   }
   /* useful, backward: aux marks values the result depends on */
   for (int k = 0; k < f->nparams; k++)
@@ -42,10 +54,11 @@ void ad_activity(Function *f, const bool *differentiable) {
     i->aux = NULL;
   f->results[0]->aux = f;
   for (Inst *i = f->last; i; i = i->prev) {
-    if (!i->aux || !ad_propagates(i->op))
+    if (!i->aux)
       continue;
     for (int k = 0; k < i->nargs; k++)
-      i->args[k]->aux = f;
+      if (flows(i, k))
+        i->args[k]->aux = f;
   }
   for (int k = 0; k < f->nparams; k++) {
     f->params[k]->active &= f->params[k]->aux != NULL;

@@ -11,11 +11,18 @@
  * function is exact, not rejected).
  *
  * Inactive values get no adjoint code at all: stop_gradient, const
- * parameters and piecewise-constant ops contribute exactly nothing. Where a
- * derivative can be infinite or NaN while the value is finite (ops flagged
- * F_UNSAFE), the chain rule multiplies with `mulz`, for which a zero adjoint
- * stays exactly zero: so the branch select() did not pick contributes 0, not
- * 0 * inf = NaN (spec section 7). */
+ * parameters and piecewise-constant ops contribute exactly nothing.
+ *
+ * Every rule keeps a zero adjoint exactly zero (spec section 7: the branch
+ * select() did not pick contributes 0). A local derivative can be NaN or
+ * infinite wherever the forward value it is taken at is (sin(sqrt(x)) at
+ * x = -1 has cos(NaN) as its derivative), and any value can be, so the
+ * chain rule multiplies with `mulz` (0 * anything = 0) for every op whose
+ * derivative is not a constant; the rules that route g by a comparison
+ * (relu, maximum, minimum, select, max, min) use select, so a loser gets an
+ * exact 0 even from a NaN adjoint; the products that carry an adjoint in a
+ * matmul, and the adjoint of mulz's second operand, leave out a term with a
+ * zero factor on either side (matmulz, mul_either_zero). */
 #include <string.h>
 
 #include "passes.h"
@@ -45,10 +52,16 @@ static Inst *K(AD *a, const Inst *like, double v) {
   return ir_const_like(&a->b, &like->type, v);
 }
 
-/* The chain rule's product g * dy/dx. For ops whose derivative may be
- * infinite, a zero g must give exactly zero (mulz). */
-static Inst *chain(AD *a, Inst *y, Inst *g, Inst *d) {
-  return ir_binary(&a->b, ir_ops[y->op].flags & F_UNSAFE ? OP_mulz : OP_mul, g, d);
+/* The chain rule's product g * dy/dx: a zero g gives exactly zero, even
+ * where the derivative d is NaN or infinite (mulz). */
+static Inst *chain(AD *a, Inst *g, Inst *d) { return ir_binary(&a->b, OP_mulz, g, d); }
+
+/* u * v, or exactly 0 where either factor is zero: for products of two
+ * values that may each be a zero adjoint while the other is infinite. */
+static Inst *mul_either_zero(AD *a, Inst *u, Inst *v) {
+  Inst *z = ir_const_like(&a->b, &v->type, 0);
+  Inst *vz = ir_binary(&a->b, OP_eq, v, z);
+  return ir_select(&a->b, vz, z, ir_binary(&a->b, OP_mulz, u, v));
 }
 
 #define X (y->args[0])
@@ -59,50 +72,50 @@ static void ad_none(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
 static void ad_zero(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
 
 static void ad_neg(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_unary(B, OP_neg, g)); }
-static void ad_exp(AD *a, Inst *y, Inst *g) { contribute(a, X, chain(a, y, g, y)); }
+static void ad_exp(AD *a, Inst *y, Inst *g) { contribute(a, X, chain(a, g, y)); }
 static void ad_log(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), X)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), X)));
 }
 static void ad_log1p(AD *a, Inst *y, Inst *g) {
   Inst *u = ir_binary(B, OP_add, K(a, y, 1), X);
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), u)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), u)));
 }
 static void ad_expm1(AD *a, Inst *y, Inst *g) { /* exp(x), not y + 1: exact for x << 0 */
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_exp, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_exp, X)));
 }
 static void ad_sqrt(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
 }
 static void ad_rsqrt(AD *a, Inst *y, Inst *g) { /* d/dx x^-1/2 = -0.5 y / x */
   Inst *d = ir_binary(B, OP_div, ir_binary(B, OP_mul, K(a, y, -0.5), y), X);
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_square(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, K(a, y, 2), X)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_mul, K(a, y, 2), X)));
 }
 static void ad_sin(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_cos, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_cos, X)));
 }
 static void ad_cos(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_neg, ir_unary(B, OP_sin, X))));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_neg, ir_unary(B, OP_sin, X))));
 }
 static void ad_tanh(AD *a, Inst *y, Inst *g) {
   Inst *d = ir_binary(B, OP_sub, K(a, y, 1), ir_binary(B, OP_mul, y, y));
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_sigmoid(AD *a, Inst *y, Inst *g) {
   Inst *d = ir_binary(B, OP_mul, y, ir_binary(B, OP_sub, K(a, y, 1), y));
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_softplus(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sigmoid, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_sigmoid, X)));
 }
 static void ad_relu(AD *a, Inst *y, Inst *g) { /* relu'(0) = 0 */
   Inst *pos = ir_binary(B, OP_gt, X, K(a, y, 0));
   contribute(a, X, ir_select(B, pos, g, K(a, y, 0)));
 }
 static void ad_abs(AD *a, Inst *y, Inst *g) { /* sign(0) = 0 = abs'(0) */
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sign, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_sign, X)));
 }
 static void ad_convert(AD *a, Inst *y, Inst *g) {
   contribute(a, X, ir_convert(B, g, X->type.dtype));
@@ -118,40 +131,49 @@ static void ad_sub(AD *a, Inst *y, Inst *g) {
 }
 static void ad_mul(AD *a, Inst *y, Inst *g) {
   if (X->active)
-    contribute(a, X, chain(a, y, g, Y2));
+    contribute(a, X, chain(a, g, Y2));
   if (Y2->active)
-    contribute(a, Y2, chain(a, y, g, X));
+    contribute(a, Y2, chain(a, g, X));
 }
-static void ad_mulz(AD *a, Inst *y, Inst *g) { ad_mul(a, y, g); }
+/* mulz(a, b) is 0 for every b where a == 0: b's adjoint is 0 there, even
+ * for an infinite g. */
+static void ad_mulz(AD *a, Inst *y, Inst *g) {
+  if (X->active)
+    contribute(a, X, chain(a, g, Y2));
+  if (Y2->active)
+    contribute(a, Y2, mul_either_zero(a, g, X));
+}
 static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (X->active)
-    contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), Y2)));
+    contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), Y2)));
   if (Y2->active)
-    contribute(a, Y2, chain(a, y, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
+    contribute(a, Y2, chain(a, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
 }
 /* d/da = b a^(b-1); d/db = y log a, taken as 0 at a = 0 (where a^b is
  * constant in b > 0), as JAX does. */
 static void ad_pow(AD *a, Inst *y, Inst *g) {
   if (X->active) {
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
-    contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, Y2, e)));
+    contribute(a, X, chain(a, g, ir_binary(B, OP_mul, Y2, e)));
   }
   if (Y2->active) {
     Inst *base = ir_select(B, ir_binary(B, OP_eq, X, K(a, y, 0)), K(a, y, 1), X);
-    contribute(a, Y2, chain(a, y, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
+    contribute(a, Y2, chain(a, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
   }
 }
-/* maximum/minimum: the winner takes g, a tie gives half to each side. */
-static void minmax2(AD *a, Inst *y, Inst *g, Op wins) {
-  Inst *half = ir_select(B, ir_binary(B, OP_eq, X, Y2), K(a, y, 0.5), K(a, y, 0));
-  Inst *wa = ir_select(B, ir_binary(B, wins, X, Y2), K(a, y, 1), half);
+/* maximum/minimum: the winner takes g, a tie gives g/2 to each side, the
+ * loser (and both sides where one is NaN) exactly 0, whatever g is: g is
+ * routed by select, as relu, select and max route it. */
+static void minmax2(AD *a, Inst *y, Inst *g, Op wins, Op loses) {
+  Inst *z = K(a, y, 0);
+  Inst *tie = ir_select(B, ir_binary(B, OP_eq, X, Y2), ir_binary(B, OP_mul, g, K(a, y, 0.5)), z);
   if (X->active)
-    contribute(a, X, ir_binary(B, OP_mul, g, wa));
+    contribute(a, X, ir_select(B, ir_binary(B, wins, X, Y2), g, tie));
   if (Y2->active)
-    contribute(a, Y2, ir_binary(B, OP_mul, g, ir_binary(B, OP_sub, K(a, y, 1), wa)));
+    contribute(a, Y2, ir_select(B, ir_binary(B, loses, X, Y2), g, tie));
 }
-static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt); }
-static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt); }
+static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt, OP_lt); }
+static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt, OP_gt); }
 static void ad_select(AD *a, Inst *y, Inst *g) {
   Inst *c = y->args[0], *z = K(a, y, 0);
   if (y->args[1]->active)
@@ -198,11 +220,13 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type col = t;
   col.dim[1] = ir_lit(1);
   Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
-  return ir_binary(B, OP_mulz, uc, ir_broadcast(B, v, &t));
+  return mul_either_zero(a, uc, ir_broadcast(B, v, &t));
 }
 /* The products below hold the adjoint g, which may be zero where the other
- * factor is infinite (the branch a select did not pick): they use matmulz
- * and mulz, for which 0 * x = 0 always. */
+ * factor is infinite (the branch a select did not pick), or be infinite where
+ * the other factor is zero: in every rank combination a term with a zero
+ * factor is left out (matmulz, mul_either_zero), as docs/language.md 4.4
+ * promises. */
 static void ad_matmul(AD *a, Inst *y, Inst *g) {
   static const int T[2] = {1, 0};
   Inst *l = X, *r = Y2;
@@ -216,7 +240,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = ir_matmulz(B, r, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &r->type), r);
+      d = mul_either_zero(a, ir_broadcast(B, g, &r->type), r);
     contribute(a, l, d);
   }
   if (r->active) {
@@ -226,7 +250,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = outer(a, l, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &l->type), l);
+      d = mul_either_zero(a, ir_broadcast(B, g, &l->type), l);
     contribute(a, r, d);
   }
 }

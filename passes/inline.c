@@ -40,6 +40,20 @@ static Type subst(const Type *t, const Dim *map) {
   return r;
 }
 
+/* Errors at run time point at the call site; -g's line table also needs
+ * where the code was written (the innermost function, when inlined twice). */
+static Loc inlined_loc(Loc call, Loc at, const Function *callee) {
+  Loc l = call;
+  if (at.src_line) {
+    l.src_line = at.src_line, l.src_col = at.src_col;
+    l.inlined = at.inlined, l.inlined_line = at.inlined_line;
+  } else {
+    l.src_line = at.line, l.src_col = at.col;
+    l.inlined = callee->name, l.inlined_line = callee->loc.line;
+  }
+  return l;
+}
+
 /* Replace `call` by a copy of the callee's body. */
 static void inline_call(Inliner *in, Function *f, Inst *call) {
   Module *m = in->m;
@@ -69,7 +83,7 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
     Inst *c = ir_clone_inst(&b, i, args);
     c->type = subst(&i->type, map);
     c->attr = subst(&i->attr, map);
-    c->loc = call->loc; /* errors at run time point at the call site */
+    c->loc = inlined_loc(call->loc, i->loc, callee);
     i->aux = c;
     if (args != argv)
       free(args);

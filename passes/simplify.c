@@ -13,7 +13,9 @@
  *   reshape(reshape(x))                            -> one reshape, or x
  *   broadcast(reshape(x)), the reshape only adding
  *   or dropping leading 1s                         -> broadcast(x)
- *   sum(broadcast(x)) over exactly the new axes    -> x * count
+ *   sum(broadcast(x)) over exactly the new axes    -> mulz(count, x)
+ *     (mulz: the sum of nothing is 0 even for an infinite or NaN x; with
+ *     a literal nonzero count it becomes count * x below)
  *
  * (x - x is never folded: it is NaN for infinite x. x * 0 neither.)
  *
@@ -147,7 +149,7 @@ static Inst *simplify(Builder *b, Inst *i) {
     if (i->axes != added)
       return NULL;
     Inst *v = ir_reshape(b, x->args[0], &i->type);
-    return ir_binary(b, OP_mul, v, ir_broadcast(b, ir_count(b, &x->type, added, i->type.dtype), &i->type));
+    return ir_binary(b, OP_mulz, ir_broadcast(b, ir_count(b, &x->type, added, i->type.dtype), &i->type), v);
   }
   default:
     return NULL;
