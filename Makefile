@@ -31,7 +31,7 @@ IR_SRC := $(wildcard ir/*.c)
 PASS_SRC := $(wildcard passes/*.c)
 CG_SRC := $(wildcard codegen/*.c)
 RT_SRC := $(wildcard runtime/*.c)
-DRV_COMMON := driver/pipeline.c driver/options.c
+DRV_COMMON := driver/pipeline.c driver/options.c driver/files.c
 
 GEN := $(B)/gen
 GEN_SRC := $(GEN)/parser.c $(GEN)/lexer.c

@@ -1,7 +1,7 @@
 /* The LLVM side: a module holding every export, the new pass manager at the
  * requested -O level for the host CPU (or --target-cpu) (cg_build, which
  * libsgc's JIT shares), and the output: an object file, assembly (-S) or
- * LLVM IR (--emit-llvm). */
+ * LLVM IR (--emit-llvm), in memory. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,7 +153,11 @@ out:
   return 0;
 }
 
-int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
+/* The bytes go back to the driver, which writes them with its own checks
+ * (driver/files.c): never over the input, all outputs or none. */
+int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data, size_t *len) {
+  *data = NULL;
+  *len = 0;
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod;
   LLVMTargetMachineRef tm;
@@ -165,22 +169,21 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
   char *err = NULL;
   if (o->emit_llvm) {
     char *text = LLVMPrintModuleToString(mod);
-    FILE *f = strcmp(o->out_path, "-") == 0 ? stdout : fopen(o->out_path, "w");
-    if (!f) {
-      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
-      LLVMDisposeMessage(text);
-      goto out;
-    }
-    fputs(text, f);
+    *len = strlen(text);
+    *data = xmalloc(*len + 1);
+    memcpy(*data, text, *len + 1);
     LLVMDisposeMessage(text);
-    if (f != stdout && fclose(f) != 0) {
-      fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
+  } else {
+    LLVMMemoryBufferRef buf;
+    if (LLVMTargetMachineEmitToMemoryBuffer(
+            tm, mod, o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err, &buf)) {
+      fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", err);
       goto out;
     }
-  } else if (LLVMTargetMachineEmitToFile(tm, mod, o->out_path,
-                                         o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err)) {
-    fprintf(stderr, "sgc: error: cannot write '%s': %s\n", o->out_path, err);
-    goto out;
+    *len = LLVMGetBufferSize(buf);
+    *data = xmalloc(*len + 1);
+    memcpy(*data, LLVMGetBufferStart(buf), *len);
+    LLVMDisposeMemoryBuffer(buf);
   }
   rc = 0;
 out:

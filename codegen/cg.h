@@ -21,16 +21,16 @@
 typedef struct CgOptions {
   int opt_level;          /* 0..3 */
   const char *cpu;        /* NULL or "native": the host; "generic": portable */
-  const char *out_path;   /* object, assembly (-S) or LLVM IR (--emit-llvm) */
-  bool emit_asm;
-  bool emit_llvm;         /* print LLVM IR to out_path ("-": stdout) */
+  bool emit_asm;          /* assembly instead of an object */
+  bool emit_llvm;         /* LLVM IR (text) instead of an object */
   bool verify;            /* run LLVM's verifier on the module */
   bool debug;             /* -g: DWARF line information (cg_debug.c) */
 } CgOptions;
 
-/* Emit every exported function of m. Returns 0, or 1 after printing
- * "sgc: error: ..." (for instance an unknown --target-cpu). */
-int cg_emit(Module *m, const char *module_name, const CgOptions *o);
+/* Emit every exported function of m: the object (assembly, LLVM IR) in
+ * *data (malloc'd, the caller frees it), *len bytes. Returns 0, or 1 after
+ * printing "sgc: ...error: ..." with *data NULL. */
+int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data, size_t *len);
 
 /* The optimized LLVM module of every export of m, in ctx, and the target
  * machine it was optimized for (the caller disposes of both): what

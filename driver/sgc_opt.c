@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "pipeline.h"
 
 static const char usage[] =
@@ -108,30 +109,29 @@ static int parse_args(int argc, char **argv, OptOptions *o) {
   return -1;
 }
 
+/* The printed module goes through files_write_all, like sgc's outputs:
+ * never over the input, never half a file. */
 static int write_module(Module *m, const char *path) {
-  FILE *out = path ? fopen(path, "w") : stdout;
-  if (!out) {
-    fprintf(stderr, "sgc-opt: error: cannot write '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  ir_print_module(out, m);
-  int bad = ferror(out);
-  if (path ? fclose(out) != 0 : fflush(out) != 0)
-    bad = 1;
-  if (bad) {
-    fprintf(stderr, "sgc-opt: error: cannot write '%s'\n", path ? path : "<stdout>");
-    return 1;
-  }
-  return 0;
+  OutFile out = {.what = "-o", .path = path ? path : "-"};
+  FILE *f = open_memstream(&out.data, &out.len);
+  if (!f)
+    die("cannot make a memory stream");
+  ir_print_module(f, m);
+  if (fclose(f) != 0)
+    die("cannot print the module to memory");
+  return files_write_all("sgc-opt", &out, 1);
 }
 
 static int run(const OptOptions *o) {
-  size_t len;
-  char *src = read_file(o->input, &len);
-  if (!src) {
-    fprintf(stderr, "sgc-opt: error: cannot read '%s': %s\n", o->input, strerror(errno));
-    return 1;
+  if (o->output) {
+    OutFile out = {.what = "-o", .path = o->output};
+    if (files_check_outputs("sgc-opt", o->input, &out, 1))
+      return 2;
   }
+  size_t len;
+  char *src = files_read_input("sgc-opt", o->input, &len);
+  if (!src)
+    return 1;
   Diag diag;
   diag_init(&diag, strcmp(o->input, "-") == 0 ? "<stdin>" : o->input, src, len);
   Module *m = ir_parse(&diag, src, len);
@@ -152,5 +152,8 @@ int main(int argc, char **argv) {
   if (rc < 0)
     rc = run(&o);
   vec_free(&o.passes);
+  /* --help and --list-passes print to standard output too. */
+  if (rc == 0 && files_close_stdout("sgc-opt")) /* once: a failure may be reported already */
+    rc = 1;
   return rc;
 }

@@ -71,7 +71,15 @@ struct Expr {
   int nargs;
   AstDim *dims;     /* EX_SHAPE */
   int ndims;
+  int depth;        /* 1 + the deepest operand's depth */
 };
+
+/* The deepest expression the parser accepts. The checker and the lowering
+ * recurse over expressions, so this bounds their stack (on the big stack
+ * of run_with_big_stack). A chain as long as this is more operations than
+ * a function may have anyway (frontend/lower.c), so no program that could
+ * compile is refused. */
+enum { AST_MAX_DEPTH = 200000 };
 
 typedef enum {
   ST_LET,    /* let name [: type] = value; */

@@ -13,6 +13,8 @@
  * only ever sees elementwise operands of one shape. */
 #include "lower.h"
 
+#include "libc_names.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,8 @@ typedef struct Ctx {
   Diag *d;
   FnInfo *fns;
   int nfns;
+  int *fn_index; /* open addressing by name: index into fns + 1, 0 empty */
+  size_t fn_cap;
   FnInfo *cur;
   Builder b;
   Binding *scope;
@@ -67,11 +71,30 @@ static char *dstr(Ctx *c, const Type *t) {
   return arena_strdup(c->m->arena, ir_dims_str(c->m, t, buf, sizeof buf));
 }
 
+/* Functions are looked up by name at every call and for every definition:
+ * a hash table, so a file of 100,000 functions is not 10^10 comparisons. */
+static size_t name_hash(const char *s) {
+  size_t h = 14695981039346656037u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static int *fn_slot(Ctx *c, const char *name) {
+  size_t h = name_hash(name) & (c->fn_cap - 1);
+  while (c->fn_index[h] && strcmp(c->fns[c->fn_index[h] - 1].ast->name, name) != 0)
+    h = (h + 1) & (c->fn_cap - 1);
+  return &c->fn_index[h];
+}
+
 static FnInfo *find_fn(Ctx *c, const char *name) {
-  for (int i = 0; i < c->nfns; i++)
-    if (strcmp(c->fns[i].ast->name, name) == 0)
-      return &c->fns[i];
-  return NULL;
+  int *slot = fn_slot(c, name);
+  return *slot ? &c->fns[*slot - 1] : NULL;
+}
+
+static void add_fn(Ctx *c, Func *f) {
+  c->fns[c->nfns++] = (FnInfo){.ast = f};
+  *fn_slot(c, f->name) = c->nfns;
 }
 
 /* ---- builtins ---- */
@@ -1255,6 +1278,17 @@ static bool c_symbol_ok(const char *name) {
   return strncmp(name, "sg_", 3) != 0 && name[0] != '_';
 }
 
+/* An export named like a C library function would replace it in the whole
+ * program (frontend/libc_names.c). Its gradient's name cannot clash: no
+ * C library symbol ends in _grad or _vjp. */
+static bool export_clashes_with_libc(Ctx *c, Func *f) {
+  const char *lib = libc_defines(f->name);
+  if (lib)
+    ERR(c, f->loc, "cannot export '%s': %s has a function of that name, which the export would "
+                   "replace in the whole program", f->name, lib);
+  return lib != NULL;
+}
+
 /* Calls are inlined everywhere (docs/internals.md), so a chain of functions
  * that each call the next twice doubles per level. Programs whose expansion
  * would not fit are rejected here, with the function where it happens,
@@ -1337,6 +1371,10 @@ Module *lower_program(Program *prog, Diag *diag) {
   c.m = ir_module_new();
   c.d = diag;
   c.fns = xmalloc(sizeof(FnInfo) * (size_t)(prog->nfuncs + 1));
+  for (c.fn_cap = 16; c.fn_cap < 2 * (size_t)prog->nfuncs; c.fn_cap *= 2)
+    ;
+  c.fn_index = xmalloc(sizeof(int) * c.fn_cap);
+  memset(c.fn_index, 0, sizeof(int) * c.fn_cap);
   for (Func *f = prog->funcs; f; f = f->next) {
     FnInfo *prev = find_fn(&c, f->name);
     if (prev) {
@@ -1352,19 +1390,21 @@ Module *lower_program(Program *prog, Diag *diag) {
       ERR(&c, f->loc, "cannot export '%s': it is not a valid C function name", f->name);
       continue;
     }
-    c.fns[c.nfns++] = (FnInfo){.ast = f};
+    if (f->exported && export_clashes_with_libc(&c, f))
+      continue;
+    add_fn(&c, f);
   }
   /* Exports must not collide with the gradient functions generated for them. */
-  for (int i = 0; i < c.nfns; i++)
-    for (int j = 0; j < c.nfns; j++) {
-      Func *a = c.fns[i].ast, *b = c.fns[j].ast;
-      size_t la = strlen(a->name);
-      const char *gen = a->ret.rank == 0 ? "_grad" : "_vjp";
-      if (i != j && a->exported && b->exported && strncmp(a->name, b->name, la) == 0 &&
-          strcmp(b->name + la, gen) == 0)
-        ERR(&c, b->loc, "export '%s' clashes with the gradient function generated for '%s'",
-            b->name, a->name);
-    }
+  for (int i = 0; i < c.nfns; i++) {
+    Func *a = c.fns[i].ast;
+    if (!a->exported)
+      continue;
+    char *gen = arena_printf(c.m->arena, "%s%s", a->name, a->ret.rank == 0 ? "_grad" : "_vjp");
+    FnInfo *b = find_fn(&c, gen);
+    if (b && b->ast->exported)
+      ERR(&c, b->ast->loc, "export '%s' clashes with the gradient function generated for '%s'",
+          b->ast->name, a->name);
+  }
   for (int i = 0; i < c.nfns; i++)
     declare_function(&c, &c.fns[i]);
   for (int i = 0; i < c.nfns; i++)
@@ -1377,6 +1417,7 @@ Module *lower_program(Program *prog, Diag *diag) {
   if (diag->errors == 0)
     check_grad_of_loops(&c);
   free(c.fns);
+  free(c.fn_index);
   if (diag->errors) {
     ir_module_free(c.m);
     return NULL;

@@ -33,8 +33,9 @@
  * Depth: the parser stack may grow to YYMAXDEPTH entries (one per nesting
  * level, roughly); past that, "expression nested too deeply" and the parse
  * stops. Note that the AST itself can be as deep as the input is long
- * (`a+a+a+...` is a left spine, `- - - x` a chain): later passes that recurse
- * over expressions should bound their depth. */
+ * (`a+a+a+...` is a left spine): past AST_MAX_DEPTH (ast.h) levels the
+ * parser reports "expression nested too deeply", which bounds the
+ * recursion of every later walk over the tree. */
 
 %code requires {
 #include "ast.h"
@@ -85,6 +86,7 @@ typedef struct ParseCtx {
   /* the functions parsed so far */
   Func *funcs, *funcs_tail;
   int nfuncs;
+  bool depth_reported; /* "nested too deeply" was said (once per parse) */
 } ParseCtx;
 
 static inline int br_kind(char ch) { return ch == '(' ? 0 : ch == '[' ? 1 : 2; }
@@ -112,7 +114,22 @@ static Expr *mk_expr(ParseCtx *pc, ExprKind kind, Loc loc) {
   Expr *e = ARENA_NEW(pc->arena, Expr);
   e->kind = kind;
   e->loc = loc;
+  e->depth = 1;
   return e;
+}
+
+/* Records that e contains `sub`; past AST_MAX_DEPTH, one error per parse
+ * (a chain of a million '+' would otherwise overflow the stack of every
+ * later walk over the tree). */
+static void nest(ParseCtx *pc, Expr *e, const Expr *sub) {
+  if (!sub || sub->depth < e->depth)
+    return;
+  e->depth = sub->depth + 1;
+  if (e->depth > AST_MAX_DEPTH && !pc->depth_reported) {
+    pc->depth_reported = true;
+    diag_error(pc->diag, e->loc, "expression nested too deeply (more than %d operations deep)",
+               AST_MAX_DEPTH);
+  }
 }
 
 static Expr *mk_binary(ParseCtx *pc, BinOp op, Loc loc, Expr *lhs, Expr *rhs) {
@@ -120,6 +137,8 @@ static Expr *mk_binary(ParseCtx *pc, BinOp op, Loc loc, Expr *lhs, Expr *rhs) {
   e->op = op;
   e->lhs = lhs;
   e->rhs = rhs;
+  nest(pc, e, lhs);
+  nest(pc, e, rhs);
   return e;
 }
 
@@ -609,6 +628,7 @@ unary:
     T_MINUS unary {
       $$ = mk_expr(pc, EX_NEG, LOC(@1));
       $$->lhs = $2;
+      nest(pc, $$, $2);
     }
   | power               { $$ = $1; }
   ;
@@ -625,6 +645,9 @@ postfix:
       $$->callee = $1;
       $$->args = $3.head;
       $$->nargs = $3.n;
+      nest(pc, $$, $1);
+      for (Arg *a = $3.head; a; a = a->next)
+        nest(pc, $$, a->value);
     }
   ;
 

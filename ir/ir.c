@@ -42,10 +42,13 @@ int ir_sym(Module *m, const char *name) {
 Function *ir_func_new(Module *m, const char *name) {
   Function *f = ARENA_NEW(m->arena, Function);
   f->name = arena_strdup(m->arena, name);
-  Function **p = &m->funcs;
+  /* Appending from the last function appended keeps building a module of
+   * n functions linear rather than quadratic. */
+  Function **p = m->funcs_hint ? &m->funcs_hint->next : &m->funcs;
   while (*p)
     p = &(*p)->next;
   *p = f;
+  m->funcs_hint = f;
   return f;
 }
 
@@ -60,6 +63,8 @@ void ir_remove_func(Module *m, Function *f) {
   for (Function **p = &m->funcs; *p; p = &(*p)->next)
     if (*p == f) {
       *p = f->next;
+      if (m->funcs_hint == f)
+        m->funcs_hint = NULL;
       return;
     }
 }

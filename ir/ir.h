@@ -164,6 +164,7 @@ struct Function {
 typedef struct Module {
   Arena *arena;
   Function *funcs;
+  Function *funcs_hint;     /* NULL or a function in the list: appends walk on from it */
   const char **syms;        /* names of symbolic sizes, interned */
   int nsyms, capsyms;
   bool show_activity;       /* the printer marks active values (sgc-opt --passes=activity) */

@@ -182,6 +182,48 @@ void vec_free(PtrVec *v) {
   v->len = v->cap = 0;
 }
 
+static size_t name_hash(const char *s) {
+  size_t h = 14695981039346656037u; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static const char **nameset_slot(const NameSet *s, const char *name) {
+  size_t h = name_hash(name) & (s->cap - 1);
+  while (s->slots[h] && strcmp(s->slots[h], name) != 0)
+    h = (h + 1) & (s->cap - 1);
+  return &s->slots[h];
+}
+
+void nameset_add(NameSet *s, const char *name) {
+  if (2 * (s->len + 1) > s->cap) {
+    NameSet bigger = {NULL, s->cap ? 2 * s->cap : 64, 0};
+    bigger.slots = xmalloc(sizeof(char *) * bigger.cap);
+    memset(bigger.slots, 0, sizeof(char *) * bigger.cap);
+    for (size_t k = 0; k < s->cap; k++)
+      if (s->slots[k])
+        nameset_add(&bigger, s->slots[k]);
+    free(s->slots);
+    *s = bigger;
+  }
+  const char **slot = nameset_slot(s, name);
+  if (!*slot) {
+    *slot = name;
+    s->len++;
+  }
+}
+
+bool nameset_has(const NameSet *s, const char *name) {
+  return s->cap && *nameset_slot(s, name) != NULL;
+}
+
+void nameset_free(NameSet *s) {
+  free(s->slots);
+  s->slots = NULL;
+  s->cap = s->len = 0;
+}
+
 void run_with_big_stack(void *(*fn)(void *), void *arg) {
   pthread_attr_t attr;
   pthread_t tid;
@@ -214,7 +256,14 @@ char *read_file(const char *path, size_t *len) {
       }
       break;
     }
-    cap *= 2;
+    if (cap > MAX_INPUT_BYTES) {
+      free(buf);
+      if (f != stdin)
+        fclose(f);
+      errno = EFBIG;
+      return NULL;
+    }
+    cap = cap * 2 > (size_t)MAX_INPUT_BYTES + 1 ? (size_t)MAX_INPUT_BYTES + 1 : cap * 2;
     buf = xrealloc(buf, cap + 1);
   }
   if (f != stdin)

@@ -75,13 +75,27 @@ void **ptrmap_slot(PtrMap *m, const void *key); /* key's value, inserted as NULL
 void *ptrmap_get(const PtrMap *m, const void *key); /* NULL if absent */
 void ptrmap_free(PtrMap *m);
 
+/* ---- A set of strings (not copied), for lookups by name in linear time. ---- */
+typedef struct NameSet {
+  const char **slots;
+  size_t cap, len;
+} NameSet;
+void nameset_add(NameSet *s, const char *name);
+bool nameset_has(const NameSet *s, const char *name);
+void nameset_free(NameSet *s);
+
 /* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
  * wait for it: the stages recurse over expression trees, which a program
  * can nest as deeply as it is long. Runs it directly if no thread can be
  * made. */
 void run_with_big_stack(void *(*fn)(void *), void *arg);
 
-/* Read a whole file (or stdin for "-"); NULL and errno on failure. */
+/* Read a whole file (or stdin for "-"); NULL and errno on failure. A file
+ * longer than MAX_INPUT_BYTES (or an endless one, /dev/zero) fails with
+ * EFBIG after reading at most that much: every valid program is far
+ * smaller, since a function may not expand to more than 200,000
+ * operations (frontend/lower.c). */
+enum { MAX_INPUT_BYTES = 16 << 20 };
 char *read_file(const char *path, size_t *len);
 
 #endif

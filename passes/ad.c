@@ -368,30 +368,51 @@ static const char *gradient_name(Module *m, const Function *f) {
   return arena_printf(m->arena, "%s_%s", f->name, f->results[0]->type.rank > 0 ? "vjp" : "grad");
 }
 
-/* True if f is the gradient of another export of m. The textual IR does not
- * record FuncKind, so after a round trip a gradient is known by its name
- * (the checker keeps exports from taking such names). */
-static bool is_gradient(Module *m, const Function *f) {
-  if (f->kind != FN_PLAIN)
-    return true;
-  for (const Function *e = m->funcs; e; e = e->next)
-    if (e != f && e->exported && e->nresults > 0 && strcmp(gradient_name(m, e), f->name) == 0)
-      return true;
-  return false;
-}
-
+/* Gradients are made for the exports that are not gradients themselves and
+ * have none yet. The textual IR does not record FuncKind, so after a round
+ * trip a gradient is known by its name (the checker keeps exports from
+ * taking such names). Names are looked up in sets: a module of thousands
+ * of exports must not take a quadratic number of comparisons. */
 void pass_ad(Module *m) {
+  NameSet names = {0}, gradient_names = {0};
+  for (Function *f = m->funcs; f; f = f->next) {
+    nameset_add(&names, f->name);
+    if (f->exported && f->nresults > 0)
+      nameset_add(&gradient_names, gradient_name(m, f));
+  }
   PtrVec todo = {0};
   for (Function *f = m->funcs; f; f = f->next)
-    if (f->exported && !is_gradient(m, f) && !ir_find_func(m, gradient_name(m, f)))
+    if (f->exported && f->kind == FN_PLAIN && !nameset_has(&gradient_names, f->name) &&
+        !nameset_has(&names, gradient_name(m, f)))
       vec_push(&todo, f);
+  nameset_free(&names);
+  nameset_free(&gradient_names);
+  Function *last = m->funcs;
+  while (last && last->next)
+    last = last->next;
+  PtrVec grads = {0};
   for (int k = 0; k < todo.len; k++) {
-    Function *f = todo.data[k];
-    Function *g = ad_build(m, f, gradient_name(m, f), -1, true);
+    Function *g = ad_build(m, todo.data[k], gradient_name(m, todo.data[k]), -1, true);
     g->exported = true;
-    ir_remove_func(m, g); /* keep f_grad right after f */
-    g->next = f->next;
-    f->next = g;
+    g->mark = 1;
+    vec_push(&grads, g);
   }
+  /* ad_build appended the gradients; each goes right after its f, in one
+   * pass (moving them one by one would walk the list once per export). */
+  if (last) {
+    for (Function *a = last->next; a; a = a->next)
+      if (!a->mark)
+        die("ad_build added @%s, which is not a gradient", a->name);
+    last->next = NULL;
+    for (int k = 0; k < grads.len; k++) {
+      Function *f = todo.data[k], *g = grads.data[k];
+      g->next = f->next;
+      f->next = g;
+    }
+    m->funcs_hint = NULL;
+  }
+  for (int k = 0; k < grads.len; k++)
+    ((Function *)grads.data[k])->mark = 0;
+  vec_free(&grads);
   vec_free(&todo);
 }

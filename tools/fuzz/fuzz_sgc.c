@@ -29,12 +29,9 @@
 
 static FILE *devnull;         /* where the IR printer writes */
 static bool with_codegen = true;
-static char obj_path[4096];   /* the scratch object file of cg_emit */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void remove_obj(void) { unlink(obj_path); }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -44,10 +41,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     abort();
   const char *cg = getenv("SGC_FUZZ_CODEGEN");
   with_codegen = !(cg && strcmp(cg, "0") == 0);
-  const char *dir = getenv("TMPDIR");
-  snprintf(obj_path, sizeof obj_path, "%s/sgc-fuzz-%ld.o", dir && *dir ? dir : "/tmp",
-           (long)getpid());
-  atexit(remove_obj);
   return 0;
 }
 
@@ -76,11 +69,14 @@ static bool compile(const char *src, size_t len, int opt) {
   check(m, pipeline_to_ad(m, true), "inlining and AD");
   check(m, pipeline_optimize(m, opt, true), "optimization");
   if (with_codegen) {
-    CgOptions cg = {.opt_level = 0, .out_path = obj_path, .verify = true};
-    if (cg_emit(m, "fuzz.sg", &cg) != 0) {
+    CgOptions cg = {.opt_level = 0, .verify = true};
+    char *obj;
+    size_t obj_len;
+    if (cg_emit(m, "fuzz.sg", &cg, &obj, &obj_len) != 0) {
       fprintf(stderr, "fuzz_sgc: code generation failed for a valid program\n");
       abort();
     }
+    free(obj);
   }
   ir_module_free(m);
   return true;

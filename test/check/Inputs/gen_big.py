@@ -10,6 +10,11 @@ KIND:
   parens     10,000 nested parentheses, each around one operation
   parens_error  the same, with an unknown name at the innermost level
   calls      10,000 nested calls exp(exp(...(x)...))
+  chain      6 MB: one return of 1,500,000 terms x + x + ... + x
+  negs       300,000 unary minuses - - ... - x
+  pows       300,000 right-nested powers x ** x ** ... ** x
+  fchain     50,000 functions, each calling the next, and an export calling the first
+  exports    10,000 small exports
   name       a 1,000-character name for the export, a parameter and a let
   name_error the same, with the name misspelled (last character) in the body
 """
@@ -56,6 +61,21 @@ elif kind == "calls":
     n = 10000
     lines = ["export fn f(x: f32) -> f32 {",
              "  return " + "exp(" * n + "x * 1e-30" + ")" * n + ";", "}"]
+elif kind == "chain":
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + " + ".join(["x"] * 1500000) + ";", "}"]
+elif kind == "negs":
+    lines = ["export fn f(x: f32) -> f32 {", "  return " + "- " * 300000 + "x;", "}"]
+elif kind == "pows":
+    lines = ["export fn f(x: f32) -> f32 {",
+             "  return " + " ** ".join(["x"] * 300000) + ";", "}"]
+elif kind == "fchain":
+    n = 50000
+    lines = ["fn g%d(x: f32) -> f32 { return g%d(x); }" % (i, i + 1) for i in range(n)]
+    lines.append("fn g%d(x: f32) -> f32 { return x * 2; }" % n)
+    lines.append("export fn f(x: f32) -> f32 { return g0(x); }")
+elif kind == "exports":
+    lines = ["export fn e%d(x: f32) -> f32 { return x * %d; }" % (i, i) for i in range(10000)]
 elif kind in ("name", "name_error"):
     name = "a" + "b" * 998 + "c"
     arg = "x" + "y" * 998 + "z"
