@@ -715,26 +715,14 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
   check_sizes(&B, n);
-  /* Temporaries: one allocation for all of them, sized at run time. */
-  LLVMValueRef total = i64c(g, 0);
+  /* Temporaries: one block from the thread's workspace, laid out by
+   * liveness (cg_temps.c). */
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = i->next) {
-    Slot *s = slot(&B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->internal || s->acc_into)
-      continue;
-    offset[i->id] = total;
-    LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
-    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-    total = add64(g, total, bytes);
-    s->temp = i->id;
-  }
+  LLVMValueRef total = cg_temp_layout(&B, n, offset);
   LLVMValueRef base = NULL;
   LLVMTypeRef fty;
-  bool any_temp = false;
-  for (Inst *i = f->first; i; i = i->next)
-    any_temp |= slot(&B, i)->temp >= 0;
-  if (any_temp) {
-    LLVMValueRef alloc = declare_rt(g, "sg_rt_alloc", g->ptr, &g->i64, 1, &fty);
+  if (total) {
+    LLVMValueRef alloc = declare_rt(g, "sg_rt_ws_acquire", g->ptr, &g->i64, 1, &fty);
     base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
@@ -795,7 +783,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     loop_nest(&B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
   }
   if (base) {
-    LLVMValueRef fr = declare_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
+    LLVMValueRef fr = declare_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));

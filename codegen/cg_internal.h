@@ -53,6 +53,14 @@ LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
 
+/* ---- cg_temps.c ---- */
+/* Lays out f's temporaries (values with memory that is neither an output
+ * nor a view) in one block, sharing space between values not live at once:
+ * sets their Slot.temp, offset[id] to each one's byte offset, and returns
+ * the block's size in bytes (i64, computed at the builder's position), or
+ * NULL if f has no temporaries. */
+LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
+
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);
 /* The symbols f's signature mentions, in order of first appearance. */

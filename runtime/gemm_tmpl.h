@@ -312,13 +312,14 @@ static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
           ncb = F(block)(n, NC, NR);
   /* One buffer for both packed blocks; the A part is rounded to whole cache
    * lines so that the B part stays 64-byte aligned for VLOADA. Small
-   * products pack on the stack: malloc would cost more than the product. */
+   * products pack on the stack; larger ones in the thread's cached packing
+   * buffer (workspace.c), so repeated products allocate nothing. */
   size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
   size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
   _Alignas(64) T stackbuf[STACKBYTES / sizeof(T)];
   void *buf = stackbuf;
   if (abytes + bbytes > sizeof stackbuf &&
-      posix_memalign(&buf, 64, abytes + bbytes) != 0) {
+      !(buf = sg_rt_pack_buffer((int64_t)(abytes + bbytes)))) {
     if (ct) /* undo the swap: by_rows wants the original operands */
       F(by_rows)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc);
     else
@@ -342,8 +343,6 @@ static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
       }
     }
   }
-  if (buf != stackbuf)
-    free(buf);
 }
 
 static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,

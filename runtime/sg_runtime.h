@@ -26,6 +26,7 @@ typedef struct sg_tensor {
 enum { SG_OK = 0, SG_ERR_NULL, SG_ERR_DTYPE, SG_ERR_RANK, SG_ERR_SHAPE,
        SG_ERR_ALIAS, SG_ERR_ALLOC };
 const char *sg_last_error(void);  /* this thread's message for its last failure */
+void sg_release_workspace(void);  /* v2: free this thread's cached temporaries */
 
 #ifdef __cplusplus
 }
