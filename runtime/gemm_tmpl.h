@@ -303,13 +303,26 @@ static inline int64_t F(roundup)(int64_t x, int64_t unit) {
   return (x + unit - 1) / unit * unit;
 }
 
-/* The packed product. With ct, the operands are already swapped (the
- * caller computes C^T = op(B)^T op(A)^T) and C is stored transposed. */
-static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
-                           const T *a, int64_t lda, const T *b, int64_t ldb,
-                           T *c, int64_t ldc, int acc, int ct) {
-  int64_t mcb = F(block)(m, MC, MR), kcb = F(block)(k, KC, 1),
-          ncb = F(block)(n, NC, NR);
+/* C (+)= op(A) op(B) restricted to rows [r0, r1) and columns [c0, c1) of
+ * C, through by_rows (the fallback when no packing buffer is available). */
+static TGT void F(by_rows_part)(int ta, int tb, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                                int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+                                T *c, int64_t ldc, int acc) {
+  F(by_rows)(ta, tb, r1 - r0, c1 - c0, k, ta ? a + r0 : a + r0 * lda, lda,
+             tb ? b + c0 * ldb : b + c0, ldb, c + r0 * ldc + c0, ldc, acc);
+}
+
+/* The packed product for rows [m0, m1) and columns [n0, n1) of op(A) op(B).
+ * With ct, the operands are already swapped (the caller computes
+ * C^T = op(B)^T op(A)^T) and C is stored transposed. Each element's sum
+ * runs over the same KC slices in the same order, and tiles sit at the
+ * same multiples of MR and NR, whatever the part (m0 and n0 are multiples
+ * of MR and NR): splitting the product never changes a bit. */
+static TGT void F(blocked_part)(int ta, int tb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                                int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+                                T *c, int64_t ldc, int acc, int ct) {
+  int64_t mcb = F(block)(m1 - m0, MC, MR), kcb = F(block)(k, KC, 1),
+          ncb = F(block)(n1 - n0, NC, NR);
   /* One buffer for both packed blocks; the A part is rounded to whole cache
    * lines so that the B part stays 64-byte aligned for VLOADA. Small
    * products pack on the stack; larger ones in the thread's cached packing
@@ -321,28 +334,75 @@ static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
   if (abytes + bbytes > sizeof stackbuf &&
       !(buf = sg_rt_pack_buffer((int64_t)(abytes + bbytes)))) {
     if (ct) /* undo the swap: by_rows wants the original operands */
-      F(by_rows)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc);
+      F(by_rows_part)(!tb, !ta, n0, n1, m0, m1, k, b, ldb, a, lda, c, ldc, acc);
     else
-      F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
+      F(by_rows_part)(ta, tb, m0, m1, n0, n1, k, a, lda, b, ldb, c, ldc, acc);
     return;
   }
   T *pa = buf, *pb = (T *)((char *)buf + abytes);
-  for (int64_t ic = 0; ic < m; ic += mcb) {
-    int64_t mc = F(min64)(mcb, m - ic);
+  for (int64_t ic = m0; ic < m1; ic += mcb) {
+    int64_t mc = F(min64)(mcb, m1 - ic);
     for (int64_t pc = 0; pc < k; pc += kcb) {
       int64_t kc = F(min64)(kcb, k - pc);
       /* The first pass over k stores (C is not read unless acc: it may
        * hold garbage); later passes add. */
       int beta = acc || pc > 0;
       F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
-      for (int64_t jc = 0; jc < n; jc += ncb) {
-        int64_t nc = F(min64)(ncb, n - jc);
+      for (int64_t jc = n0; jc < n1; jc += ncb) {
+        int64_t nc = F(min64)(ncb, n1 - jc);
         F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
         F(macro)(mc, nc, kc, pa, pb, c + (ct ? jc * ldc + ic : ic * ldc + jc),
                  ldc, beta, ct);
       }
     }
   }
+}
+
+/* A product split into parts for the thread pool: along m (in units of
+ * MR rows) or n (NR columns), whichever has more register tiles. */
+typedef struct F(Split) {
+  int ta, tb, acc, ct, along_m;
+  int64_t m, n, k, lda, ldb, ldc, units, parts;
+  const T *a, *b;
+  T *c;
+} F(Split);
+
+static void F(run_parts)(void *ctx, int64_t begin, int64_t end) {
+  const F(Split) *s = ctx;
+  for (int64_t p = begin; p < end; p++) {
+    int64_t u0 = p * s->units / s->parts, u1 = (p + 1) * s->units / s->parts;
+    int64_t m0 = 0, m1 = s->m, n0 = 0, n1 = s->n;
+    if (s->along_m)
+      m0 = u0 * MR, m1 = F(min64)(u1 * MR, s->m);
+    else
+      n0 = u0 * NR, n1 = F(min64)(u1 * NR, s->n);
+    F(blocked_part)(s->ta, s->tb, m0, m1, n0, n1, s->k, s->a, s->lda, s->b, s->ldb, s->c,
+                    s->ldc, s->acc, s->ct);
+  }
+}
+
+/* The packed product, split into parts of about PART_WORK multiply-adds
+ * each (at most MAX_PARTS) that the pool runs in parallel. The split
+ * depends only on the sizes, never on the number of threads. */
+enum { F(PART_WORK) = 1 << 21, F(MAX_PARTS) = 32 };
+static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const T *a, int64_t lda, const T *b, int64_t ldb,
+                           T *c, int64_t ldc, int acc, int ct) {
+  int64_t um = (m + MR - 1) / MR, un = (n + NR - 1) / NR;
+  double work = (double)m * (double)n * (double)k;
+  int along_m = um >= un;
+  int64_t units = along_m ? um : un;
+  int64_t parts = work < 2.0 * F(PART_WORK) ? 1 : (int64_t)(work / F(PART_WORK));
+  if (parts > F(MAX_PARTS))
+    parts = F(MAX_PARTS);
+  if (parts > units)
+    parts = units;
+  if (parts <= 1) {
+    F(blocked_part)(ta, tb, 0, m, 0, n, k, a, lda, b, ldb, c, ldc, acc, ct);
+    return;
+  }
+  F(Split) s = {ta, tb, acc, ct, along_m, m, n, k, lda, ldb, ldc, units, parts, a, b, c};
+  sg_rt_parallel_for(parts, 1, F(run_parts), &s);
 }
 
 static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,

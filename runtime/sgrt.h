@@ -62,6 +62,17 @@ int sg_rt_too_large(const char *func);
  * n < 0 turns failures off. */
 void sg_rt_fail_alloc_after(int n);
 
+/* The thread pool (pool.c). sg_rt_parallel_for runs body(ctx, begin, end)
+ * for the chunks [0, chunk), [chunk, 2 chunk), ... of [0, n), on up to
+ * sg_rt_num_threads() threads, the caller's included, and returns when all
+ * are done. The chunks do not depend on the number of threads: keeping one
+ * partial result per chunk and combining them in order gives the same bits
+ * for any thread count. Safe to call from several threads at once and from
+ * inside a body (those run their chunks serially). */
+typedef void sg_rt_body(void *ctx, int64_t begin, int64_t end);
+void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx);
+int sg_rt_num_threads(void);
+
 /* C = op(A) * op(B), or C += op(A) * op(B) when accumulate is non-zero.
  * op(A) is m x k: A is m x k (lda >= k), or k x m when trans_a (lda >= m).
  * op(B) is k x n: B is k x n (ldb >= n), or n x k when trans_b (ldb >= k).
