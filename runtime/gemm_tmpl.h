@@ -290,6 +290,67 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
   }
 }
 
+/* A large matrix-vector product on the thread pool. The split depends on
+ * the sizes only, so the bits do not depend on the thread count:
+ *   - y[j] = dot(row j, x) (tmat): slices of rows, each element computed
+ *     exactly as unsplit;
+ *   - y = sum of rows (not tmat), many columns: slices of whole JB-column
+ *     blocks (gemv's own blocks), again exactly as unsplit;
+ *   - y = sum of rows, few columns and many rows (the adjoint of x @ w):
+ *     each part sums a fixed range of rows into its own partial, and the
+ *     partials are added in order. */
+typedef struct F(Gv) {
+  int64_t nn, k, incx, ld, incy, step;
+  const T *x, *mat;
+  T *y, *part;
+  int tmat, acc;
+} F(Gv);
+
+static void F(gv_slice)(void *ctx, int64_t begin, int64_t end) {
+  const F(Gv) *g = ctx;
+  const T *mat = g->tmat ? g->mat + begin * g->ld : g->mat + begin;
+  F(gemv)(end - begin, g->k, g->x, g->incx, mat, g->ld, g->tmat, g->y + begin * g->incy, g->incy,
+          g->acc);
+}
+
+static void F(gv_rows)(void *ctx, int64_t begin, int64_t end) {
+  const F(Gv) *g = ctx;
+  F(gemv)(g->nn, end - begin, g->x + begin * g->incx, g->incx, g->mat + begin * g->ld, g->ld, 0,
+          g->part + begin / g->step * g->nn, 1, 0);
+}
+
+enum { F(GV_WORK) = 1 << 16, F(GV_PARTS) = 32, F(GV_NARROW) = 256, F(GV_JB) = 2048 / sizeof(T) };
+
+static TGT void F(gemv_par)(int64_t nn, int64_t k, const T *x, int64_t incx, const T *mat,
+                            int64_t ld, int tmat, T *y, int64_t incy, int acc) {
+  F(Gv) g = {nn, k, incx, ld, incy, 0, x, mat, y, NULL, tmat, acc};
+  if ((double)nn * (double)k < 4.0 * F(GV_WORK)) {
+    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+  } else if (tmat) {
+    g.step = F(GV_WORK) / k + 1;
+    sg_rt_parallel_for(nn, g.step, F(gv_slice), &g);
+  } else if (nn >= 2 * F(GV_JB)) {
+    g.step = F(GV_JB) * (F(GV_WORK) / (F(GV_JB) * k) + 1);
+    sg_rt_parallel_for(nn, g.step, F(gv_slice), &g);
+  } else if (nn <= F(GV_NARROW) && k >= 2 * F(GV_WORK) / nn) {
+    _Alignas(64) T part[F(GV_PARTS) * F(GV_NARROW)];
+    g.step = (k + F(GV_PARTS) - 1) / F(GV_PARTS);
+    if (g.step < F(GV_WORK) / nn)
+      g.step = F(GV_WORK) / nn;
+    g.part = part;
+    sg_rt_parallel_for(k, g.step, F(gv_rows), &g);
+    int64_t parts = (k + g.step - 1) / g.step;
+    for (int64_t j = 0; j < nn; j++) {
+      T s = acc ? y[j * incy] : 0;
+      for (int64_t q = 0; q < parts; q++)
+        s += part[q * nn + j];
+      y[j * incy] = s;
+    }
+  } else {
+    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+  }
+}
+
 /* C (+)= op(A) op(B) row by row through gemv: no packing, no allocation. */
 static TGT void F(by_rows)(int ta, int tb, int64_t m, int64_t n, int64_t k,
                            const T *a, int64_t lda, const T *b, int64_t ldb,
@@ -417,11 +478,11 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
     return;
   }
   if (m == 1) { /* row vector times matrix */
-    F(gemv)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
+    F(gemv_par)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
     return;
   }
   if (n == 1) { /* matrix times column vector: C^T = op(B)^T op(A)^T */
-    F(gemv)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
+    F(gemv_par)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
     return;
   }
   if (!tb && m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {

@@ -107,6 +107,40 @@ static float *gemm_with(int threads, int64_t m, int64_t n, int64_t k, const floa
   return c;
 }
 
+/* One product on 1, 2 and 3 threads: same bits, and right (every 97th
+ * element against a double-precision sum). */
+static void product(int ta, int tb, int64_t m, int64_t n, int64_t k) {
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(n * k));
+  uint64_t x = 777;
+  for (int64_t i = 0; i < m * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, a[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  for (int64_t i = 0; i < n * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, b[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  float *c[3];
+  for (int t = 0; t < 3; t++) {
+    c[t] = malloc(sizeof(float) * (size_t)(m * n));
+    sg_set_num_threads(t + 1);
+    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c[t], n, 0);
+  }
+  int same = !memcmp(c[0], c[1], sizeof(float) * (size_t)(m * n)) &&
+             !memcmp(c[0], c[2], sizeof(float) * (size_t)(m * n));
+  double maxerr = 0;
+  for (int64_t e = 0; e < m * n; e += 97) {
+    int64_t i = e / n, j = e % n;
+    double s = 0;
+    for (int64_t p = 0; p < k; p++)
+      s += (double)(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+    maxerr = fmax(maxerr, fabs(s - c[0][e]) / (1 + sqrt((double)k)));
+  }
+  CHECK(same, "%lldx%lldx%lld (ta %d, tb %d): thread counts differ", (long long)m, (long long)n,
+        (long long)k, ta, tb);
+  CHECK(maxerr < 1e-4, "%lldx%lldx%lld: max error %g", (long long)m, (long long)n, (long long)k, maxerr);
+  for (int t = 0; t < 3; t++)
+    free(c[t]);
+  free(a), free(b);
+}
+
 static void run(void) {
   int64_t sizes[][2] = {{1, 1}, {5, 1}, {100, 7}, {1000, 1000}, {10007, 97}, {64, 64}};
   for (int t = 1; t <= 3; t++) {
@@ -155,6 +189,14 @@ static void run(void) {
   CHECK(maxerr < 1e-3, "gemm: max error %g", maxerr);
   printf("gemm %lldx%lldx%lld: 1, 2 and 3 threads agree bit for bit\n", (long long)m,
          (long long)n, (long long)k);
+  /* matrix-vector products: rows of dots, wide and narrow sums of rows */
+  product(0, 0, 100003, 1, 16);
+  product(1, 0, 100003, 1, 16);
+  product(0, 0, 1, 20011, 50);
+  product(0, 1, 1, 20011, 50);
+  product(1, 0, 16, 1, 200003);
+  product(0, 0, 1, 16, 200003);
+  printf("matrix-vector products: 1, 2 and 3 threads agree bit for bit\n");
   free(a), free(b), free(c1), free(c2), free(c3);
 }
 
