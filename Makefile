@@ -1,5 +1,6 @@
-# sgc: build the compiler (build/bin/sgc, build/bin/sgc-opt) and the runtime
-# (build/lib/libsgrt.a). `make check` runs the lit suite, `make demo` the
+# sgc: build the compiler (build/bin/sgc, build/bin/sgc-opt), the runtime
+# (build/lib/libsgrt.a), the compiler as a library (build/lib/libsgc.a and
+# libsgc.so, build/include/sgc.h) and the Python module (build/python/sgc). `make check` runs the lit suite, `make demo` the
 # shipped stable-softmax example. On a fresh machine the first `make` installs
 # flex, bison and LLVM 19 (see tools/configure.sh).
 
@@ -12,7 +13,9 @@ B := build
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
 OPT ?= -O2 -g
 SAN ?=
-CFLAGS_ALL = $(WARN) $(OPT) $(SAN) -D_POSIX_C_SOURCE=200809L
+# -fPIC: the compiler's objects also make up libsgc.so; without semantic
+# interposition the compiler still inlines its own functions as without it.
+CFLAGS_ALL = $(WARN) $(OPT) $(SAN) -fPIC -fno-semantic-interposition -D_POSIX_C_SOURCE=200809L
 # The runtime's kernels are built for speed; target_clones picks AVX2/AVX-512
 # versions at load time, so the library stays portable.
 RT_OPT ?= -O3 -g
@@ -28,23 +31,34 @@ IR_SRC := $(wildcard ir/*.c)
 PASS_SRC := $(wildcard passes/*.c)
 CG_SRC := $(wildcard codegen/*.c)
 RT_SRC := $(wildcard runtime/*.c)
-DRV_COMMON := driver/pipeline.c
+DRV_COMMON := driver/pipeline.c driver/options.c
 
 GEN := $(B)/gen
 GEN_SRC := $(GEN)/parser.c $(GEN)/lexer.c
 LIB_SRC := $(FRONT_SRC) $(IR_SRC) $(PASS_SRC) $(CG_SRC) $(DRV_COMMON)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN)/parser.o $(GEN)/lexer.o
 RT_OBJ := $(RT_SRC:%.c=$(B)/obj/%.o)
+SGCLIB_OBJ := $(B)/obj/lib/libsgc.o $(B)/obj/lib/jit.o $(GEN)/rt_symbols.o
 
 SGC := $(B)/bin/sgc
 SGC_OPT := $(B)/bin/sgc-opt
 LIBSGRT := $(B)/lib/libsgrt.a
+LIBSGC := $(B)/lib/libsgc.a
+PYMOD := $(B)/python/sgc
+LIBSGC_SO := $(PYMOD)/libsgc.so
+PYTHON := /usr/bin/python3
 
-all: $(SGC) $(SGC_OPT) $(LIBSGRT) $(B)/include/sg_runtime.h
+all: $(SGC) $(SGC_OPT) $(LIBSGRT) $(B)/include/sg_runtime.h \
+     $(LIBSGC) $(LIBSGC_SO) $(B)/include/sgc.h $(PYMOD)/__init__.py
 
-$(B)/obj/%.o: %.c $(B)/config.mk $(GEN)/parser.h
+# Objects depend on the Makefile too: a change of flags (-fPIC) rebuilds them.
+$(B)/obj/%.o: %.c $(B)/config.mk $(GEN)/parser.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+
+$(B)/obj/lib/%.o: lib/%.c $(B)/config.mk $(GEN)/parser.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -Iruntime -I$(GEN) -MMD -MP -c $< -o $@
 
 $(B)/obj/runtime/%.o: runtime/%.c
 	@mkdir -p $(dir $@)
@@ -59,9 +73,9 @@ $(GEN)/lexer.c $(GEN)/lexer.h: frontend/lexer.l $(GEN)/parser.h
 	@mkdir -p $(GEN)
 	flex --header-file=$(GEN)/lexer.h -o $(GEN)/lexer.c $<
 GEN_WARN := -Wno-unused-function -Wno-missing-prototypes -Wno-sign-compare -Wno-unused-parameter
-$(GEN)/parser.o: $(GEN)/parser.c $(GEN)/lexer.h
+$(GEN)/parser.o: $(GEN)/parser.c $(GEN)/lexer.h Makefile
 	$(CC) $(CFLAGS_ALL) $(GEN_WARN) -Ifrontend -I$(GEN) -c $< -o $@
-$(GEN)/lexer.o: $(GEN)/lexer.c $(GEN)/parser.h
+$(GEN)/lexer.o: $(GEN)/lexer.c $(GEN)/parser.h Makefile
 	$(CC) $(CFLAGS_ALL) $(GEN_WARN) -Ifrontend -I$(GEN) -c $< -o $@
 
 $(SGC): $(B)/obj/driver/sgc.o $(LIB_OBJ)
@@ -78,11 +92,45 @@ $(B)/include/sg_runtime.h: runtime/sg_runtime.h
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# libsgc (lib/): the compiler's stages plus the JIT. libsgc.a leaves the
+# runtime to -lsgrt; libsgc.so, which the Python module loads (and which
+# lives in it, so that -lsgc always means the static library), carries its
+# own copy and exports only the public names.
+$(GEN)/rt_symbols.c: $(LIBSGRT) tools/rt_symbols.sh
+	@mkdir -p $(GEN)
+	sh tools/rt_symbols.sh $(LIBSGRT) $@
+$(GEN)/rt_symbols.o: $(GEN)/rt_symbols.c lib/jit.h
+	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -Ilib -c $< -o $@
+$(LIBSGC): $(LIB_OBJ) $(SGCLIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIBSGC_SO): $(LIB_OBJ) $(SGCLIB_OBJ) $(RT_OBJ) lib/libsgc.map
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -shared -Wl,--version-script=lib/libsgc.map -Wl,-soname,libsgc.so \
+	  $(LIB_OBJ) $(SGCLIB_OBJ) $(RT_OBJ) -o $@ $(LLVM_LDFLAGS) -lm -lpthread
+$(B)/include/sgc.h: lib/sgc.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+$(PYMOD)/__init__.py: python/sgc/__init__.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# The Python module goes where Debian's python3 looks for PREFIX=/usr
+# (lib/python3/dist-packages); for any other PREFIX, put that directory on
+# PYTHONPATH.
+PYDIR = $(PREFIX)/lib/python3/dist-packages/sgc
 install: all
-	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib
+	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PYDIR)
 	install -m 755 $(SGC) $(PREFIX)/bin/sgc
 	install -m 644 runtime/sg_runtime.h $(PREFIX)/include/sg_runtime.h
+	install -m 644 lib/sgc.h $(PREFIX)/include/sgc.h
 	install -m 644 $(LIBSGRT) $(PREFIX)/lib/libsgrt.a
+	install -m 644 $(LIBSGC) $(PREFIX)/lib/libsgc.a
+	sed 's|@PREFIX@|$(PREFIX)|' lib/pkgconfig/sgrt.pc.in > $(PREFIX)/lib/pkgconfig/sgrt.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LLVM_LIBS@|$(LLVM_LDFLAGS)|' \
+	  lib/pkgconfig/sgc.pc.in > $(PREFIX)/lib/pkgconfig/sgc.pc
+	install -m 644 python/sgc/__init__.py $(PYDIR)/__init__.py
+	install -m 644 $(LIBSGC_SO) $(PYDIR)/libsgc.so
 
 # ---- tests ----
 LIT_FLAGS ?= -sv
@@ -99,6 +147,10 @@ check-asan:
 demo: all
 	@sh examples/demo.sh
 
+# docs/graphs/*.svg: the --emit-dot picture of every example (needs graphviz)
+graphs: all
+	@sh tools/render_graphs.sh $(SGC) docs/graphs
+
 bench: all
 	@sh bench/run.sh
 
@@ -109,5 +161,5 @@ fuzz: $(B)/config.mk
 clean:
 	rm -rf build build-asan
 
-.PHONY: all install check check-asan demo bench fuzz clean
+.PHONY: all install check check-asan demo bench fuzz clean graphs
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,6 +1,8 @@
 /* The LLVM side: a module holding every export, the new pass manager at the
- * requested -O level for the host CPU (or --target-cpu), and the output:
- * an object file, assembly (-S) or LLVM IR (--emit-llvm). */
+ * requested -O level for the host CPU (or --target-cpu) (cg_build, which
+ * libsgc's JIT shares), and the output: an object file, assembly (-S) or
+ * LLVM IR (--emit-llvm). */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +13,16 @@
 
 #include "cg_internal.h"
 
-static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
+/* LLVM's target registry is not safe to fill from two threads at once,
+ * and libsgc compiles on several. */
+static void init_native_target(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
+}
+
+static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_native_target);
   char *triple = LLVMGetDefaultTargetTriple();
   LLVMTargetRef target;
   char *err = NULL;
@@ -73,12 +82,13 @@ static CgOptions effective_options(Module *m, const CgOptions *o) {
   return eff;
 }
 
-int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
+int cg_build(Module *m, const char *module_name, const CgOptions *opts, LLVMContextRef ctx,
+             LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
   CgOptions eff = effective_options(m, opts);
   const CgOptions *o = &eff;
   Cg g = {0};
   g.m = m;
-  g.ctx = LLVMContextCreate();
+  g.ctx = ctx;
   g.mod = LLVMModuleCreateWithNameInContext(module_name, g.ctx);
   g.b = LLVMCreateBuilderInContext(g.ctx);
   g.i1 = LLVMInt1TypeInContext(g.ctx);
@@ -101,9 +111,12 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
   LLVMDisposeMessage(layout);
   LLVMDisposeTargetData(td);
 
+  if (o->debug)
+    cg_debug_begin(&g, module_name, o->opt_level > 0);
   for (Function *f = m->funcs; f; f = f->next)
     if (f->exported)
       cg_export(&g, f);
+  cg_debug_finish(&g);
 
   if (o->verify && LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &err)) {
     fprintf(stderr, "sgc: internal error: invalid LLVM IR:\n%s\n", err);
@@ -126,9 +139,36 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
     LLVMDisposeErrorMessage(msg);
     goto out;
   }
+  rc = 0;
+out:
+  if (err)
+    LLVMDisposeMessage(err);
+  if (triple)
+    LLVMDisposeMessage(triple);
+  LLVMDisposeBuilder(g.b);
+  if (rc) {
+    if (tm)
+      LLVMDisposeTargetMachine(tm);
+    LLVMDisposeModule(g.mod);
+    return rc;
+  }
+  *mod_out = g.mod;
+  *tm_out = tm;
+  return 0;
+}
 
+int cg_emit(Module *m, const char *module_name, const CgOptions *o) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod;
+  LLVMTargetMachineRef tm;
+  if (cg_build(m, module_name, o, ctx, &mod, &tm)) {
+    LLVMContextDispose(ctx);
+    return 1;
+  }
+  int rc = 1;
+  char *err = NULL;
   if (o->emit_llvm) {
-    char *text = LLVMPrintModuleToString(g.mod);
+    char *text = LLVMPrintModuleToString(mod);
     FILE *f = strcmp(o->out_path, "-") == 0 ? stdout : fopen(o->out_path, "w");
     if (!f) {
       fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
@@ -141,7 +181,7 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
       fprintf(stderr, "sgc: error: cannot write '%s'\n", o->out_path);
       goto out;
     }
-  } else if (LLVMTargetMachineEmitToFile(tm, g.mod, o->out_path,
+  } else if (LLVMTargetMachineEmitToFile(tm, mod, o->out_path,
                                          o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err)) {
     fprintf(stderr, "sgc: error: cannot write '%s': %s\n", o->out_path, err);
     goto out;
@@ -150,12 +190,8 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *opts) {
 out:
   if (err)
     LLVMDisposeMessage(err);
-  if (tm)
-    LLVMDisposeTargetMachine(tm);
-  if (triple)
-    LLVMDisposeMessage(triple);
-  LLVMDisposeBuilder(g.b);
-  LLVMDisposeModule(g.mod);
-  LLVMContextDispose(g.ctx);
+  LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
   return rc;
 }

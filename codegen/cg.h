@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <llvm-c/TargetMachine.h>
+
 #include "../ir/ir.h"
 
 typedef struct CgOptions {
@@ -22,11 +24,19 @@ typedef struct CgOptions {
   bool emit_asm;
   bool emit_llvm;         /* print LLVM IR to out_path ("-": stdout) */
   bool verify;            /* run LLVM's verifier on the module */
+  bool debug;             /* -g: DWARF line information (cg_debug.c) */
 } CgOptions;
 
 /* Emit every exported function of m. Returns 0, or 1 after printing
  * "sgc: error: ..." (for instance an unknown --target-cpu). */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o);
+
+/* The optimized LLVM module of every export of m, in ctx, and the target
+ * machine it was optimized for (the caller disposes of both): what
+ * cg_emit writes, and what libsgc hands to its JIT. Returns 0, or 1 after
+ * printing an error. */
+int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
+             LLVMModuleRef *mod, LLVMTargetMachineRef *tm);
 
 /* Whether --target-cpu=cpu names a CPU sgc can generate code for. */
 bool cg_cpu_known(const char *cpu);
@@ -34,5 +44,9 @@ bool cg_cpu_known(const char *cpu);
 /* Write a C header declaring every export of m, with its shapes in a
  * comment. Returns 0 or 1 on a write error. */
 int cg_write_header(Module *m, FILE *out, const char *guard);
+
+/* The include guard for a header written to path: "model.h" -> "MODEL_H"
+ * (malloc'ed). */
+char *cg_header_guard(const char *path);
 
 #endif

@@ -111,6 +111,7 @@ void cg_export(Cg *g, Function *f) {
   free(pt);
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, entry);
+  cg_debug_func(g, fn, f);
 
   LLVMValueRef argv = LLVMBuildArrayAlloca(g->b, g->ptr, LLVMConstInt(g->i32, (unsigned)(nargs ? nargs : 1), 0), "argv");
   for (int k = 0; k < nargs; k++) {
@@ -143,4 +144,5 @@ void cg_export(Cg *g, Function *f) {
   free(bargs);
   free(syms);
   LLVMBuildRet(g->b, r);
+  cg_debug_end(g);
 }

@@ -9,14 +9,14 @@
 #include "cg_math.h"
 
 LLVMTypeRef cg_elem_type(Cg *g, DType dt) {
-  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : g->i1;
+  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : dt == DT_I32 ? g->i32 : g->i1;
 }
 
 LLVMTypeRef cg_mem_type(Cg *g, DType dt) {
-  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : g->i8;
+  return dt == DT_F32 ? g->f32 : dt == DT_F64 ? g->f64 : dt == DT_I32 ? g->i32 : g->i8;
 }
 
-int64_t cg_elem_size(DType dt) { return dt == DT_F32 ? 4 : dt == DT_F64 ? 8 : 1; }
+int64_t cg_elem_size(DType dt) { return dt == DT_F32 || dt == DT_I32 ? 4 : dt == DT_F64 ? 8 : 1; }
 
 LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
@@ -38,8 +38,38 @@ static LLVMValueRef cmp(Cg *g, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef
   return LLVMBuildFCmp(g->b, p, a, b, "");
 }
 
+/* i32 operands (loop bounds and counters): wrapping two's-complement
+ * arithmetic, signed comparisons. */
+static LLVMValueRef int_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
+  LLVMBuilderRef b = g->b;
+  switch (i->op) {
+  case OP_neg: return LLVMBuildNeg(b, a[0], "");
+  case OP_add: return LLVMBuildAdd(b, a[0], a[1], "");
+  case OP_sub: return LLVMBuildSub(b, a[0], a[1], "");
+  case OP_mul: return LLVMBuildMul(b, a[0], a[1], "");
+  case OP_maximum: return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, a[0], a[1], ""), a[0], a[1], "");
+  case OP_minimum: return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], a[1], ""), a[0], a[1], "");
+  case OP_lt: return LLVMBuildICmp(b, LLVMIntSLT, a[0], a[1], "");
+  case OP_le: return LLVMBuildICmp(b, LLVMIntSLE, a[0], a[1], "");
+  case OP_gt: return LLVMBuildICmp(b, LLVMIntSGT, a[0], a[1], "");
+  case OP_ge: return LLVMBuildICmp(b, LLVMIntSGE, a[0], a[1], "");
+  case OP_eq: return LLVMBuildICmp(b, LLVMIntEQ, a[0], a[1], "");
+  case OP_ne: return LLVMBuildICmp(b, LLVMIntNE, a[0], a[1], "");
+  case OP_stop_gradient: return a[0];
+  default: die("%s has no i32 form", ir_ops[i->op].name);
+  }
+}
+
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   LLVMBuilderRef b = g->b;
+  if (i->op == OP_const && i->type.dtype == DT_I32)
+    return LLVMConstInt(g->i32, (unsigned long long)(int64_t)i->num, 1);
+  if (i->op == OP_convert && i->args[0]->type.dtype == DT_I32)
+    return LLVMBuildSIToFP(b, a[0], cg_elem_type(g, i->type.dtype), "");
+  if (i->op == OP_convert && i->type.dtype == DT_I32) /* a weak integer literal */
+    return LLVMBuildFPToSI(b, a[0], g->i32, "");
+  if (i->op != OP_select && i->nargs > 0 && i->args[0]->type.dtype == DT_I32)
+    return int_elem(g, i, a);
   LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
   LLVMValueRef zero = i->type.dtype == DT_BOOL ? NULL : fconst(t, 0);
   switch (i->op) {

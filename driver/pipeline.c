@@ -1,10 +1,12 @@
-/* The flat list of passes sgc runs, and the registry sgc-opt looks passes
- * up in. The verifier runs between passes when checking is on (--verify,
+/* The flat list of passes sgc runs, the registry sgc-opt looks passes up
+ * in, and pipeline_compile, which the sgc command and libsgc share. The verifier runs between passes when checking is on (--verify,
  * SGC_VERIFY=1, which `make check` sets). */
 #include "pipeline.h"
 
 #include <string.h>
 
+#include "../frontend/ast.h"
+#include "../frontend/lower.h"
 #include "../passes/passes.h"
 
 const PassInfo sg_passes[] = {
@@ -54,4 +56,25 @@ int pipeline_optimize(Module *m, int opt_level, bool verify) {
   if (opt_level == 0)
     return pipeline_run(m, o0, sizeof o0 / sizeof o0[0], verify);
   return pipeline_run(m, o2, sizeof o2 / sizeof o2[0], verify);
+}
+
+Module *pipeline_compile(Diag *diag, const char *src, size_t len, const Options *o, Stage until) {
+  Arena *arena = arena_new();
+  Program prog;
+  parse_program(arena, diag, src, len, &prog);
+  Module *m = diag->errors ? NULL : lower_program(&prog, diag);
+  arena_free(arena);
+  if (!m)
+    return NULL;
+  if (o->verify && ir_verify(m, "lowering"))
+    die("the lowered IR does not verify");
+  if (until == STAGE_PARSED)
+    return m;
+  if (pipeline_to_ad(m, o->verify))
+    die("the IR does not verify after AD");
+  if (until == STAGE_AD)
+    return m;
+  if (pipeline_optimize(m, o->opt_level, o->verify))
+    die("the IR does not verify after optimization");
+  return m;
 }

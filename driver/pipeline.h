@@ -3,6 +3,7 @@
 #define SGC_PIPELINE_H
 
 #include "../ir/ir.h"
+#include "options.h"
 
 typedef struct PassInfo {
   const char *name; /* as given to sgc-opt --passes= */
@@ -21,5 +22,11 @@ int pipeline_run(Module *m, const char *const *names, int n, bool verify);
  * then to "opt" at the given -O level. */
 int pipeline_to_ad(Module *m, bool verify);
 int pipeline_optimize(Module *m, int opt_level, bool verify);
+
+/* The whole of sgc up to LLVM, for the command and the library alike:
+ * parse src, check and lower it, then run the passes up to `until` (AD,
+ * then the optimizer at o->opt_level). Returns NULL after reporting the
+ * program's errors through diag. */
+Module *pipeline_compile(Diag *diag, const char *src, size_t len, const Options *o, Stage until);
 
 #endif

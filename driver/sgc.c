@@ -1,108 +1,18 @@
 /* sgc: the compiler driver (spec section 8). Reads one .sg file, runs the
  * stages in order (parse, check and lower, inline and AD, optimize, LLVM),
  * and writes an object file, assembly, LLVM IR, SSA IR and/or a C header.
- * Exit status: 0 success, 1 errors in the program, 2 bad usage. */
+ * Exit status: 0 success, 1 errors in the program, 2 bad usage. The flags
+ * (options.c) and the stages (pipeline_compile) are shared with libsgc. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../codegen/cg.h"
-#include "../frontend/ast.h"
-#include "../frontend/lower.h"
+#include "../ir/dot.h"
+#include "../passes/passes.h"
+#include "options.h"
 #include "pipeline.h"
-
-#ifndef SGC_VERSION
-#define SGC_VERSION "0.1.0"
-#endif
-
-static const char usage[] =
-    "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--target-cpu=CPU] [--version] [--help]\n";
-
-static const char help[] =
-    "Compile a .sg program to a native object with a reverse-mode gradient\n"
-    "(f_grad, or f_vjp for tensor results) for every exported function.\n"
-    "\n"
-    "  -o OUT               output file (default: FILE.o, or FILE.s with -S)\n"
-    "  --header H           also write a C header declaring every export\n"
-    "  -O0 -O1 -O2 -O3      optimization level (default -O2)\n"
-    "  --emit-ir[=STAGE]    print the SSA IR instead of writing an object;\n"
-    "                       STAGE is parsed, ad or opt (default opt)\n"
-    "  --emit-llvm          print the LLVM IR (to OUT with -o)\n"
-    "  -S                   write assembly instead of an object\n"
-    "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
-    "                       generic: portable x86-64)\n"
-    "  --verify             run the IR verifier between passes\n"
-    "  --version, --help\n";
-
-typedef enum { STAGE_NONE, STAGE_PARSED, STAGE_AD, STAGE_OPT } Stage;
-
-typedef struct Options {
-  const char *input, *output, *header, *cpu;
-  int opt_level;
-  Stage emit_ir;
-  bool emit_llvm, emit_asm, verify;
-} Options;
-
-static int bad_usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "sgc: error: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", usage);
-  return 2;
-}
-
-/* Returns -1 to go on, or an exit status. */
-static int parse_args(int argc, char **argv, Options *o) {
-  o->opt_level = 2;
-  const char *env = getenv("SGC_VERIFY");
-  o->verify = env && *env && strcmp(env, "0") != 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      printf("%s\n%s", usage, help);
-      return 0;
-    } else if (strcmp(a, "--version") == 0) {
-      printf("sgc %s (LLVM 19)\n", SGC_VERSION);
-      return 0;
-    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--header") == 0) {
-      if (i + 1 >= argc)
-        return bad_usage("%s needs a file name", a);
-      *(a[1] == 'o' ? &o->output : &o->header) = argv[++i];
-    } else if (strncmp(a, "-O", 2) == 0 && strlen(a) == 3 && a[2] >= '0' && a[2] <= '3') {
-      o->opt_level = a[2] - '0';
-    } else if (strcmp(a, "--emit-ir") == 0 || strcmp(a, "--emit-ir=opt") == 0) {
-      o->emit_ir = STAGE_OPT;
-    } else if (strcmp(a, "--emit-ir=parsed") == 0) {
-      o->emit_ir = STAGE_PARSED;
-    } else if (strcmp(a, "--emit-ir=ad") == 0) {
-      o->emit_ir = STAGE_AD;
-    } else if (strncmp(a, "--emit-ir=", 10) == 0) {
-      return bad_usage("unknown IR stage '%s' (expected parsed, ad or opt)", a + 10);
-    } else if (strcmp(a, "--emit-llvm") == 0) {
-      o->emit_llvm = true;
-    } else if (strcmp(a, "-S") == 0) {
-      o->emit_asm = true;
-    } else if (strncmp(a, "--target-cpu=", 13) == 0 && a[13]) {
-      o->cpu = a + 13;
-    } else if (strcmp(a, "--verify") == 0) {
-      o->verify = true;
-    } else if (a[0] == '-' && a[1]) {
-      return bad_usage("unknown option '%s'", a);
-    } else if (o->input) {
-      return bad_usage("more than one input file ('%s')", a);
-    } else {
-      o->input = a;
-    }
-  }
-  if (!o->input)
-    return bad_usage("%s", "no input file");
-  if (!cg_cpu_known(o->cpu)) {
-    fprintf(stderr, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
-    return 2;
-  }
-  return -1;
-}
 
 /* FILE.sg -> FILE<ext> in the current directory. */
 static char *default_output(const char *input, const char *ext) {
@@ -117,30 +27,13 @@ static char *default_output(const char *input, const char *ext) {
   return out;
 }
 
-static char *header_guard(const char *path) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  size_t n = strlen(base);
-  char *g = xmalloc(n + 4);
-  size_t j = 0;
-  if (!(base[0] >= 'A' && base[0] <= 'Z') && !(base[0] >= 'a' && base[0] <= 'z'))
-    g[j++] = 'H', g[j++] = '_';
-  for (size_t k = 0; k < n; k++) {
-    char c = base[k];
-    g[j++] = (c >= 'a' && c <= 'z') ? (char)(c - 32)
-             : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c : '_';
-  }
-  g[j] = 0;
-  return g;
-}
-
 static int write_header(Module *m, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "sgc: error: cannot write '%s': %s\n", path, strerror(errno));
     return 1;
   }
-  char *guard = header_guard(path);
+  char *guard = cg_header_guard(path);
   int rc = cg_write_header(m, f, guard);
   free(guard);
   if (fclose(f) != 0 || rc) {
@@ -150,38 +43,36 @@ static int write_header(Module *m, const char *path) {
   return 0;
 }
 
+/* --emit-ir or --emit-dot: the IR as text or as a picture. */
+static int print_module(const Options *o, Module *m) {
+  if (o->emit_ir) {
+    ir_print_module(stdout, m);
+    return 0;
+  }
+  pass_activity(m); /* the picture shades what the gradient treats as constant */
+  if (ir_print_dot_module(stdout, m)) {
+    fprintf(stderr, "sgc: error: cannot write the graph to standard output: %s\n", strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
 static int compile(const Options *o, const char *src, size_t len) {
   Diag diag;
   diag_init(&diag, o->input, src, len);
-  Arena *arena = arena_new();
-  Program prog;
-  parse_program(arena, &diag, src, len, &prog);
-  Module *m = diag.errors ? NULL : lower_program(&prog, &diag);
-  arena_free(arena);
+  Stage print = o->emit_ir ? o->emit_ir : o->emit_dot;
+  Stage until = print == STAGE_NONE ? STAGE_OPT : print;
+  Module *m = pipeline_compile(&diag, src, len, o, until);
   if (!m)
     return 1;
   int rc = 0;
-  if (o->verify && ir_verify(m, "lowering"))
-    die("the lowered IR does not verify");
-  if (o->emit_ir == STAGE_PARSED) {
-    ir_print_module(stdout, m);
+  if (until == STAGE_OPT && o->header && (rc = write_header(m, o->header)))
+    goto done;
+  if (print != STAGE_NONE) {
+    rc = print_module(o, m);
     goto done;
   }
-  if (pipeline_to_ad(m, o->verify))
-    die("the IR does not verify after AD");
-  if (o->emit_ir == STAGE_AD) {
-    ir_print_module(stdout, m);
-    goto done;
-  }
-  if (pipeline_optimize(m, o->opt_level, o->verify))
-    die("the IR does not verify after optimization");
-  if (o->header && (rc = write_header(m, o->header)))
-    goto done;
-  if (o->emit_ir == STAGE_OPT) {
-    ir_print_module(stdout, m);
-    goto done;
-  }
-  CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify};
+  CgOptions cg = {o->opt_level, o->cpu, o->output, o->emit_asm, o->emit_llvm, o->verify, o->debug};
   char *def = NULL;
   if (!cg.out_path)
     cg.out_path = o->emit_llvm ? "-" : (def = default_output(o->input, o->emit_asm ? ".s" : ".o"));
@@ -207,7 +98,7 @@ static void *run_job(void *arg) {
 
 int main(int argc, char **argv) {
   Options o = {0};
-  int rc = parse_args(argc, argv, &o);
+  int rc = options_parse(argc, argv, &o, OPTIONS_COMMAND, stdout, stderr);
   if (rc >= 0)
     return rc;
   size_t len;

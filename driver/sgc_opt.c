@@ -30,11 +30,11 @@ static const char help[] =
     "  --list-passes    print the name and description of every pass\n"
     "  --help\n";
 
-typedef struct Options {
+typedef struct OptOptions {
   const char *input, *output;
   PtrVec passes; /* names, pointing into argv */
   bool verify;
-} Options;
+} OptOptions;
 
 static int bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "sgc-opt: error: ");
@@ -53,7 +53,7 @@ static int unknown_pass(const char *name, size_t len) {
 
 /* "a,b,c" -> the pass names, each checked against the registry. Empty
  * items are skipped, so --passes= runs nothing. */
-static int add_passes(Options *o, const char *list) {
+static int add_passes(OptOptions *o, const char *list) {
   const char *s = list;
   while (*s) {
     size_t n = strcspn(s, ",");
@@ -74,7 +74,7 @@ static int add_passes(Options *o, const char *list) {
 }
 
 /* Returns -1 to go on, or an exit status. */
-static int parse_args(int argc, char **argv, Options *o) {
+static int parse_args(int argc, char **argv, OptOptions *o) {
   o->verify = true;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -125,7 +125,7 @@ static int write_module(Module *m, const char *path) {
   return 0;
 }
 
-static int run(const Options *o) {
+static int run(const OptOptions *o) {
   size_t len;
   char *src = read_file(o->input, &len);
   if (!src) {
@@ -146,7 +146,7 @@ static int run(const Options *o) {
 }
 
 int main(int argc, char **argv) {
-  Options o;
+  OptOptions o;
   memset(&o, 0, sizeof o);
   int rc = parse_args(argc, argv, &o);
   if (rc < 0)

@@ -73,15 +73,29 @@ struct Expr {
   int ndims;
 };
 
-typedef enum { ST_LET, ST_RETURN } StmtKind;
+typedef enum {
+  ST_LET,    /* let name [: type] = value; */
+  ST_VAR,    /* var name [: type] = value; */
+  ST_ASSIGN, /* name = value; or name op= value; */
+  ST_RETURN, /* return value; */
+  ST_FOR,    /* for name in value..hi { body } */
+  ST_WHILE,  /* while value { body } */
+  ST_IF,     /* if value { body } else { orelse } (orelse: NULL, or a list) */
+} StmtKind;
 
 typedef struct Stmt {
   StmtKind kind;
-  Loc loc;          /* the keyword */
-  const char *name; /* ST_LET */
+  Loc loc;          /* the keyword; ST_ASSIGN: the operator */
+  const char *name; /* ST_LET, ST_VAR, ST_ASSIGN */
   Loc name_loc;
-  AstType *type;    /* ST_LET: optional annotation, else NULL */
+  AstType *type;    /* ST_LET, ST_VAR: optional annotation, else NULL */
+  bool compound;    /* ST_ASSIGN: `op=`, with op in `op` */
+  BinOp op;
   Expr *value;
+  Expr *hi;           /* ST_FOR: the upper bound */
+  struct Stmt *body;  /* ST_FOR, ST_WHILE, ST_IF: the block */
+  struct Stmt *orelse;/* ST_IF: the else block (an `else if` is a one-if list) */
+  bool has_else;
   struct Stmt *next;
 } Stmt;
 

@@ -18,13 +18,22 @@
 #include <string.h>
 
 typedef struct Val {
-  Inst *v;   /* NULL: an error was already reported; stay quiet */
-  bool weak; /* a literal (or made only of literals): dtype not fixed */
+  Inst *v;     /* NULL: an error was already reported; stay quiet */
+  bool weak;   /* a literal (or made only of literals): dtype not fixed */
+  bool intlit; /* weak and made only of integer literals (may become i32) */
 } Val;
+
+/* What a name is bound to. Assignment rebinds a `var` in place: the
+ * lowering does SSA renaming, so `x = e;` only changes which value the
+ * name stands for from then on. */
+typedef enum { BIND_PARAM, BIND_LET, BIND_VAR, BIND_INDEX } BindKind;
 
 typedef struct Binding {
   const char *name;
+  BindKind kind;
+  Loc loc;   /* the declaration */
   Val val;
+  Type type; /* BIND_VAR: the declared type every assignment must give */
   struct Binding *up;
 } Binding;
 
@@ -45,7 +54,7 @@ typedef struct Ctx {
   Binding *scope;
 } Ctx;
 
-static const Val BAD = {NULL, false};
+static const Val BAD = {NULL, false, false};
 
 #define ERR(c, loc, ...) diag_error((c)->d, (loc), __VA_ARGS__)
 
@@ -157,12 +166,12 @@ static Val concrete(Ctx *c, Val x, DType dt) {
     return x;
   Inst *v = x.v;
   if (v->op == OP_const)
-    return (Val){ir_const(&c->b, dt, v->num), false};
+    return (Val){ir_const(&c->b, dt, v->num), false, false};
   if (v->op == OP_broadcast && v->args[0]->op == OP_const) {
     Inst *k = ir_const(&c->b, dt, v->args[0]->num);
-    return (Val){ir_broadcast(&c->b, k, &v->type), false};
+    return (Val){ir_broadcast(&c->b, k, &v->type), false, false};
   }
-  return (Val){ir_convert(&c->b, v, dt), false};
+  return (Val){ir_convert(&c->b, v, dt), false, false};
 }
 
 static bool not_bool(Ctx *c, Val x, Loc loc) {
@@ -178,12 +187,23 @@ static bool not_bool(Ctx *c, Val x, Loc loc) {
 static bool unify_dtypes(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
   if (!a->v || !b->v || !not_bool(c, *a, loc) || !not_bool(c, *b, loc))
     return false;
+  if ((a->weak && !a->intlit && !b->weak && b->v->type.dtype == DT_I32) ||
+      (b->weak && !b->intlit && !a->weak && a->v->type.dtype == DT_I32)) {
+    ERR(c, loc, "a number with '.' or an exponent cannot be i32 in %s; convert the i32 side "
+                "with f32(x)", what);
+    return false;
+  }
   if (a->weak && !b->weak)
     *a = concrete(c, *a, b->v->type.dtype);
   else if (b->weak && !a->weak)
     *b = concrete(c, *b, a->v->type.dtype);
-  if (a->v->type.dtype != b->v->type.dtype) {
-    ERR(c, loc, "cannot mix f32 and f64 in %s; convert one side with f64(x) or f32(x)", what);
+  DType da = a->v->type.dtype, db = b->v->type.dtype;
+  if (da != db) {
+    if (da == DT_I32 || db == DT_I32)
+      ERR(c, loc, "cannot mix %s and %s in %s; convert the i32 side with %s(x)",
+          ir_dtype_name(da), ir_dtype_name(db), what, ir_dtype_name(da == DT_I32 ? db : da));
+    else
+      ERR(c, loc, "cannot mix f32 and f64 in %s; convert one side with f64(x) or f32(x)", what);
     return false;
   }
   return true;
@@ -226,7 +246,8 @@ static bool broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
 static Val elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
   if (!unify_dtypes(c, &a, &b, loc, what) || !broadcast_pair(c, &a, &b, loc, what))
     return BAD;
-  return (Val){ir_binary(&c->b, op, a.v, b.v), a.weak && b.weak};
+  bool ints = a.intlit && b.intlit && (op == OP_add || op == OP_sub || op == OP_mul);
+  return (Val){ir_binary(&c->b, op, a.v, b.v), a.weak && b.weak, ints};
 }
 
 static Val lower_expr(Ctx *c, Expr *e);
@@ -353,7 +374,7 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
     Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
     r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
   }
-  return (Val){r, x.weak};
+  return (Val){r, x.weak, false};
 }
 
 /* reshape(x, [dims]) / broadcast(x, [dims]) / transpose(x, [perm]) */
@@ -399,7 +420,7 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
         perm[k] = (int)d->size;
       }
     }
-    return (Val){xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), x.weak};
+    return (Val){xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), x.weak, false};
   }
   Type to = ir_scalar(xt->dtype);
   if (!lower_dims(c, list->dims, list->ndims, list->loc, false, &to))
@@ -410,13 +431,13 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
           dstr(c, &to));
       return BAD;
     }
-    return (Val){ir_reshape(&c->b, x.v, &to), x.weak};
+    return (Val){ir_reshape(&c->b, x.v, &to), x.weak, false};
   }
   if (!ir_can_broadcast_to(xt, &to)) {
     ERR(c, call->loc, "cannot broadcast %s to %s", dstr(c, xt), dstr(c, &to));
     return BAD;
   }
-  return (Val){ir_broadcast(&c->b, x.v, &to), x.weak};
+  return (Val){ir_broadcast(&c->b, x.v, &to), x.weak, false};
 }
 
 /* Bind the callee's sizes to the caller's, argument by argument. */
@@ -516,7 +537,7 @@ static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
   Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
   i->callee = fn->ir;
   i->wrt = wrt;
-  return (Val){i, false};
+  return (Val){i, false, false};
 }
 
 /* grad(f, wrt=p)(args...) */
@@ -575,7 +596,7 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!x.v || !not_bool(c, x, e->loc))
       return BAD;
     DType dt = callee->dtype == AST_F64 ? DT_F64 : DT_F32;
-    return x.weak ? concrete(c, x, dt) : (Val){ir_convert(&c->b, x.v, dt), false};
+    return x.weak ? concrete(c, x, dt) : (Val){ir_convert(&c->b, x.v, dt), false, false};
   }
   if (callee->kind != EX_NAME) {
     ERR(c, callee->loc, "only functions can be called");
@@ -610,10 +631,10 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!x.v || !not_bool(c, x, e->loc))
       return BAD;
     if (bi->kind == B_ZEROS || bi->kind == B_ONES)
-      return (Val){ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), x.weak};
+      return (Val){ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), x.weak, false};
     if (bi->kind == B_STOP && x.weak)
       return x; /* a literal is a constant already */
-    return (Val){ir_unary(&c->b, bi->op, x.v), x.weak};
+    return (Val){ir_unary(&c->b, bi->op, x.v), x.weak, false};
   }
   case B_BINARY: {
     if (!check_arity(c, e, name, 2, 2, NULL))
@@ -641,7 +662,7 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!unify_dtypes(c, &a, &b, e->loc, "select") ||
         !broadcast_pair(c, &a, &b, e->loc, "select"))
       return BAD;
-    Val cv = {cond.v, false};
+    Val cv = {cond.v, false, false};
     Type ct;
     char err[256];
     if (!ir_broadcast_shapes(c->m, &cv.v->type, &a.v->type, &ct, err, sizeof err)) {
@@ -655,7 +676,7 @@ static Val lower_call(Ctx *c, Expr *e) {
     Inst *cb = ir_broadcast(&c->b, cv.v, &ct);
     return (Val){ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
                            ir_broadcast(&c->b, b.v, &vt)),
-                 a.weak && b.weak};
+                 a.weak && b.weak, false};
   }
   case B_TRANSPOSE:
   case B_RESHAPE:
@@ -693,7 +714,7 @@ static Val lower_binary(Ctx *c, Expr *e) {
           dstr(c, &a.v->type), dstr(c, &b.v->type));
     return BAD;
   }
-  return (Val){ir_matmul(&c->b, a.v, b.v), a.weak && b.weak};
+  return (Val){ir_matmul(&c->b, a.v, b.v), a.weak && b.weak, false};
 }
 
 static Val lower_expr(Ctx *c, Expr *e) {
@@ -704,7 +725,8 @@ static Val lower_expr(Ctx *c, Expr *e) {
       ERR(c, e->loc, "number '%s' is out of range", e->text ? e->text : "?");
       return BAD;
     }
-    return (Val){ir_const(&c->b, DT_F64, e->num), true};
+    return (Val){ir_const(&c->b, DT_F64, e->num), true,
+                 e->text && !strpbrk(e->text, ".eE")};
   case EX_NAME:
     for (Binding *b = c->scope; b; b = b->up)
       if (strcmp(b->name, e->name) == 0)
@@ -728,8 +750,8 @@ static Val lower_expr(Ctx *c, Expr *e) {
       return BAD;
     c->b.loc = e->loc;
     if (x.weak && x.v->op == OP_const)
-      return (Val){ir_const(&c->b, DT_F64, -x.v->num), true};
-    return (Val){ir_unary(&c->b, OP_neg, x.v), x.weak};
+      return (Val){ir_const(&c->b, DT_F64, -x.v->num), true, x.intlit};
+    return (Val){ir_unary(&c->b, OP_neg, x.v), x.weak, false};
   }
   case EX_BINARY:
     return lower_binary(c, e);
@@ -767,7 +789,7 @@ static void declare_function(Ctx *c, FnInfo *fn) {
   if (ok && lower_type(c, &af->ret, false, &rt)) {
     /* A placeholder result carries the declared type until the body is
      * lowered (callers need it to type their calls). */
-    Builder b = {c->m, fn->ir, NULL, af->loc};
+    Builder b = {c->m, fn->ir, NULL, af->loc, NULL};
     Inst *ph = ir_new_inst(&b, OP_param, rt, NULL, 0);
     ir_unlink(fn->ir, ph);
     const char *out = ir_unique_name(c->m, fn->ir, "out", "_out");
@@ -776,65 +798,388 @@ static void declare_function(Ctx *c, FnInfo *fn) {
   }
 }
 
+/* ---- statements ---- */
+
+static Binding *bind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
+  Binding *b = ARENA_NEW(c->m->arena, Binding);
+  b->name = name;
+  b->kind = kind;
+  b->loc = loc;
+  b->val = v;
+  b->up = c->scope;
+  c->scope = b;
+  return b;
+}
+
+static Binding *lookup(Ctx *c, const char *name) {
+  for (Binding *b = c->scope; b; b = b->up)
+    if (strcmp(b->name, name) == 0)
+      return b;
+  return NULL;
+}
+
+/* v as a value of type t, for a var's declaration or assignment: a weak
+ * value takes t's dtype, a scalar or broadcastable value is broadcast to
+ * t's shape. NULL after reporting why it cannot be. */
+static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc loc,
+                           bool init) {
+  if (v.weak && t->dtype == DT_I32 && !v.intlit) {
+    ERR(c, loc, "a number with '.' or an exponent cannot be i32; '%s' is %s", name,
+        tstr(c, t));
+    return NULL;
+  }
+  if (v.weak && t->dtype != DT_BOOL && v.v->type.dtype != DT_BOOL)
+    v = concrete(c, v, t->dtype);
+  if (v.v->type.dtype != t->dtype || !ir_can_broadcast_to(&v.v->type, t)) {
+    if (init)
+      ERR(c, loc, "cannot initialise '%s', declared %s, with %s", name, tstr(c, t),
+          tstr(c, &v.v->type));
+    else
+      ERR(c, loc, "cannot assign %s to '%s', a var of type %s; a var keeps the type it is "
+                  "declared with", tstr(c, &v.v->type), name, tstr(c, t));
+    return NULL;
+  }
+  return ir_broadcast(&c->b, v.v, t);
+}
+
+static void lower_let(Ctx *c, Stmt *s) {
+  Val v = lower_expr(c, s->value);
+  if (s->type && v.v) {
+    Type t;
+    if (lower_type(c, s->type, false, &t)) {
+      v = concrete(c, v, t.dtype);
+      if (!ir_type_eq(&t, &v.v->type)) {
+        ERR(c, s->value->loc, "'%s' is declared %s but the expression is %s", s->name,
+            tstr(c, &t), tstr(c, &v.v->type));
+        v = BAD;
+      }
+    }
+  }
+  bind(c, s->name, BIND_LET, s->name_loc, v);
+}
+
+/* var x [: T] = e; fixes x's type: T if given (e is broadcast to it),
+ * else e's; literals alone give f32, or i32 if all are integers. */
+static void lower_var(Ctx *c, Stmt *s) {
+  Val v = lower_expr(c, s->value);
+  Type t = ir_scalar(DT_F32);
+  bool ok = v.v != NULL;
+  if (s->type && !lower_type(c, s->type, false, &t))
+    ok = false;
+  if (ok && s->type) {
+    Inst *x = coerce_to_var(c, v, &t, s->name, s->value->loc, true);
+    v = (Val){x, false, false};
+    ok = x != NULL;
+  } else if (ok) {
+    if (v.weak)
+      v = concrete(c, v, v.intlit ? DT_I32 : DT_F32);
+    v.weak = v.intlit = false;
+    t = v.v->type;
+  }
+  Binding *b = bind(c, s->name, BIND_VAR, s->name_loc, ok ? v : BAD);
+  b->type = t;
+}
+
+static void lower_assign(Ctx *c, Stmt *s) {
+  Binding *b = lookup(c, s->name);
+  if (!b) {
+    ERR(c, s->name_loc, "unknown name '%s'", s->name);
+    return;
+  }
+  switch (b->kind) {
+  case BIND_VAR:
+    break;
+  case BIND_PARAM:
+    ERR(c, s->name_loc, "cannot assign to '%s': it is a parameter; only a var can be "
+                        "assigned (copy it into one first: var %s2 = %s;)", s->name, s->name,
+        s->name);
+    return;
+  case BIND_LET:
+    ERR(c, s->name_loc, "cannot assign to '%s': it is declared with 'let' (line %d); "
+                        "declare it with 'var' to assign it", s->name, b->loc.line);
+    return;
+  case BIND_INDEX:
+    ERR(c, s->name_loc, "cannot assign to '%s': it is the index of the loop at line %d",
+        s->name, b->loc.line);
+    return;
+  }
+  Val v = lower_expr(c, s->value);
+  if (!v.v || !b->val.v)
+    return;
+  if (s->compound) {
+    static const char *const names[] = {[BIN_ADD] = "'+='", [BIN_SUB] = "'-='",
+                                        [BIN_MUL] = "'*='"};
+    static const Op ops[] = {[BIN_ADD] = OP_add, [BIN_SUB] = OP_sub, [BIN_MUL] = OP_mul};
+    c->b.loc = s->loc;
+    v = elementwise2(c, ops[s->op], b->val, v, s->loc, names[s->op]);
+    if (!v.v)
+      return;
+  }
+  c->b.loc = s->loc;
+  Inst *x = coerce_to_var(c, v, &b->type, s->name, s->compound ? s->loc : s->value->loc,
+                          false);
+  if (x)
+    b->val = (Val){x, false, false};
+}
+
+/* ---- loops and branches ----
+ *
+ * A loop carries every var of an enclosing block that its body assigns, and
+ * an `if` yields every such var either branch assigns. Which vars those are
+ * is found before the body is lowered (the body must read them from the
+ * region's block arguments), by a scan of the statements that skips names
+ * the body itself declares. */
+
+static void lower_stmts(Ctx *c, Stmt *list, bool top);
+
+typedef struct Scan {
+  PtrVec inner;   /* names declared inside, innermost last */
+  PtrVec vars;    /* Binding*: outer vars assigned, each once */
+} Scan;
+
+static bool declared_inside(Scan *sc, const char *name) {
+  for (int k = sc->inner.len - 1; k >= 0; k--)
+    if (strcmp(sc->inner.data[k], name) == 0)
+      return true;
+  return false;
+}
+
+static void scan_assigned(Ctx *c, Stmt *list, Scan *sc) {
+  int mark = sc->inner.len;
+  for (Stmt *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case ST_LET:
+    case ST_VAR:
+      vec_push(&sc->inner, (void *)s->name);
+      break;
+    case ST_ASSIGN: {
+      if (declared_inside(sc, s->name))
+        break;
+      Binding *b = lookup(c, s->name);
+      if (!b || b->kind != BIND_VAR || !b->val.v)
+        break; /* reported when the assignment is lowered */
+      bool seen = false;
+      for (int k = 0; k < sc->vars.len && !seen; k++)
+        seen = sc->vars.data[k] == b;
+      if (!seen)
+        vec_push(&sc->vars, b);
+      break;
+    }
+    case ST_FOR: {
+      int m = sc->inner.len;
+      vec_push(&sc->inner, (void *)s->name);
+      scan_assigned(c, s->body, sc);
+      sc->inner.len = m;
+      break;
+    }
+    case ST_WHILE:
+      scan_assigned(c, s->body, sc);
+      break;
+    case ST_IF:
+      scan_assigned(c, s->body, sc);
+      scan_assigned(c, s->orelse, sc);
+      break;
+    case ST_RETURN:
+      break;
+    }
+  }
+  sc->inner.len = mark;
+}
+
+/* The carried vars of a loop or branch over these blocks. */
+static int carried_vars(Ctx *c, Stmt *a, Stmt *b, Binding ***out) {
+  Scan sc = {{0}, {0}};
+  scan_assigned(c, a, &sc);
+  scan_assigned(c, b, &sc);
+  vec_free(&sc.inner);
+  *out = ARENA_ARRAY(c->m->arena, Binding *, sc.vars.len + 1);
+  for (int k = 0; k < sc.vars.len; k++)
+    (*out)[k] = sc.vars.data[k];
+  int n = sc.vars.len;
+  vec_free(&sc.vars);
+  return n;
+}
+
+/* Lower `list` as a block into region r: its own scope, appended to r. */
+static void lower_region_block(Ctx *c, Region *r, Stmt *list) {
+  Builder saved = c->b;
+  Binding *scope = c->scope;
+  c->b.before = NULL;
+  c->b.r = r;
+  lower_stmts(c, list, false);
+  c->scope = scope;
+  c->b = saved;
+}
+
+static void set_yields(Ctx *c, Region *r, Binding **vars, int n) {
+  Inst **ys = ARENA_ARRAY(c->m->arena, Inst *, n + 1);
+  for (int k = 0; k < n; k++)
+    ys[k] = vars[k]->val.v;
+  ir_set_yields(c->m, r, ys, n);
+}
+
+/* After the op: each carried var is the op's result. */
+static void bind_results(Ctx *c, Inst *op, Binding **vars, int n) {
+  for (int k = 0; k < n; k++)
+    vars[k]->val = (Val){ir_proj(&c->b, op, k), false, false};
+}
+
+/* A scalar condition of while or if; a literal false stands in after an
+ * error so that the body is still checked. */
+static Inst *lower_cond(Ctx *c, Expr *e, const char *what) {
+  Val v = lower_expr(c, e);
+  if (v.v && (v.v->type.dtype != DT_BOOL || v.v->type.rank != 0)) {
+    ERR(c, e->loc, "the condition of %s must be a bool scalar (a comparison such as x > 0), "
+                   "not %s", what, tstr(c, &v.v->type));
+    v = BAD;
+  }
+  if (v.v)
+    return v.v;
+  Inst *z = ir_const(&c->b, DT_F32, 0);
+  return ir_binary(&c->b, OP_lt, z, z);
+}
+
+/* An i32 scalar bound of a for loop. */
+static Inst *lower_bound(Ctx *c, Expr *e) {
+  Val v = lower_expr(c, e);
+  if (v.v && v.weak && v.intlit)
+    v = concrete(c, v, DT_I32);
+  if (v.v && (v.v->type.dtype != DT_I32 || v.v->type.rank != 0)) {
+    ERR(c, e->loc, "the bounds of a for loop must be i32 scalars, not %s",
+        v.weak ? "a number with '.' or an exponent" : tstr(c, &v.v->type));
+    v = BAD;
+  }
+  return v.v ? v.v : ir_const(&c->b, DT_I32, 0);
+}
+
+static void lower_for(Ctx *c, Stmt *s) {
+  Inst *lo = lower_bound(c, s->value), *hi = lower_bound(c, s->hi);
+  Binding **vars;
+  int n = carried_vars(c, s->body, NULL, &vars);
+  Inst **args = ARENA_ARRAY(c->m->arena, Inst *, n + 2);
+  args[0] = lo;
+  args[1] = hi;
+  for (int k = 0; k < n; k++)
+    args[k + 2] = vars[k]->val.v;
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_for, args, n + 2, 1);
+  Region *r = &op->regions[0];
+  Inst *i = ir_add_region_param(c->m, r, ir_scalar(DT_I32));
+  i->name = s->name;
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, r, vars[k]->type);
+  Binding *scope = c->scope;
+  bind(c, s->name, BIND_INDEX, s->name_loc, (Val){i, false, false});
+  lower_region_block(c, r, s->body);
+  c->scope = scope;
+  set_yields(c, r, vars, n);
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+static void lower_while(Ctx *c, Stmt *s) {
+  Binding **vars;
+  int n = carried_vars(c, s->body, NULL, &vars);
+  Inst **args = ARENA_ARRAY(c->m->arena, Inst *, n + 1);
+  for (int k = 0; k < n; k++)
+    args[k] = vars[k]->val.v;
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_while, args, n, 2);
+  /* the condition, evaluated before each iteration */
+  Region *cond = &op->regions[0];
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, cond, vars[k]->type);
+  Builder saved = c->b;
+  c->b.before = NULL;
+  c->b.r = cond;
+  Inst *cv = lower_cond(c, s->value, "while");
+  c->b = saved;
+  ir_set_yields(c->m, cond, &cv, 1);
+  Region *body = &op->regions[1];
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, body, vars[k]->type);
+  lower_region_block(c, body, s->body);
+  set_yields(c, body, vars, n);
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+static void lower_if(Ctx *c, Stmt *s) {
+  Inst *cond = lower_cond(c, s->value, "if");
+  Binding **vars;
+  int n = carried_vars(c, s->body, s->orelse, &vars);
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_if, &cond, 1, 2);
+  Val *before = ARENA_ARRAY(c->m->arena, Val, n + 1);
+  for (int k = 0; k < n; k++)
+    before[k] = vars[k]->val;
+  for (int r = 0; r < 2; r++) {
+    lower_region_block(c, &op->regions[r], r == 0 ? s->body : s->orelse);
+    set_yields(c, &op->regions[r], vars, n);
+    for (int k = 0; k < n; k++)
+      vars[k]->val = before[k];
+  }
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+/* The statements of a block; `top`: the function body, which alone may
+ * (and must) end with the return. */
+static void lower_stmts(Ctx *c, Stmt *list, bool top) {
+  for (Stmt *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case ST_LET: lower_let(c, s); break;
+    case ST_VAR: lower_var(c, s); break;
+    case ST_ASSIGN: lower_assign(c, s); break;
+    case ST_FOR: lower_for(c, s); break;
+    case ST_WHILE: lower_while(c, s); break;
+    case ST_IF: lower_if(c, s); break;
+    case ST_RETURN:
+      if (!top)
+        ERR(c, s->loc, "'return' cannot be inside a loop or a branch; a function body ends "
+                       "with its only return");
+      else
+        return;
+      break;
+    }
+  }
+}
+
 static void lower_body(Ctx *c, FnInfo *fn) {
   Func *af = fn->ast;
   c->cur = fn;
-  c->b = (Builder){c->m, fn->ir, NULL, af->loc};
+  c->b = (Builder){c->m, fn->ir, NULL, af->loc, NULL};
   c->scope = NULL;
-  for (int k = 0; k < fn->ir->nparams; k++) {
-    Binding *b = ARENA_NEW(c->m->arena, Binding);
-    b->name = fn->ir->params[k]->name;
-    b->val = (Val){fn->ir->params[k], false};
-    b->up = c->scope;
-    c->scope = b;
-  }
+  for (int k = 0; k < fn->ir->nparams; k++)
+    bind(c, fn->ir->params[k]->name, BIND_PARAM, fn->ir->params[k]->loc,
+         (Val){fn->ir->params[k], false, false});
   Type want = fn->ir->results[0]->type;
-  Val ret = BAD;
-  bool returned = false;
-  for (Stmt *s = af->body; s; s = s->next) {
-    if (returned) {
-      ERR(c, s->loc, "nothing may follow the return statement; a function body ends with "
-                     "its only return");
-      break;
-    }
-    Val v = lower_expr(c, s->value);
-    if (v.v && v.v->type.dtype == DT_BOOL && s->kind == ST_RETURN) {
-      not_bool(c, v, s->value->loc);
-      v = BAD;
-    }
-    if (s->kind == ST_LET) {
-      if (s->type && v.v) {
-        Type t;
-        if (lower_type(c, s->type, false, &t)) {
-          v = concrete(c, v, t.dtype);
-          if (!ir_type_eq(&t, &v.v->type)) {
-            ERR(c, s->value->loc, "'%s' is declared %s but the expression is %s", s->name,
-                tstr(c, &t), tstr(c, &v.v->type));
-            v = BAD;
-          }
-        }
-      }
-      Binding *b = ARENA_NEW(c->m->arena, Binding);
-      b->name = s->name;
-      b->val = v;
-      b->up = c->scope;
-      c->scope = b;
-      continue;
-    }
-    returned = true;
-    if (!v.v)
-      continue;
-    v = concrete(c, v, want.dtype);
-    if (!ir_type_eq(&want, &v.v->type))
-      ERR(c, s->value->loc, "'%s' is declared to return %s but this is %s", af->name,
-          tstr(c, &want), tstr(c, &v.v->type));
-    else
-      ret = v;
-  }
-  if (!returned)
+  Stmt *ret = af->body;
+  while (ret && ret->kind != ST_RETURN)
+    ret = ret->next;
+  lower_stmts(c, af->body, true);
+  if (!ret) {
     ERR(c, af->end_loc, "'%s' does not end with a return statement", af->name);
-  if (ret.v)
-    fn->ir->results[0] = ret.v;
+    return;
+  }
+  if (ret->next) {
+    ERR(c, ret->next->loc, "nothing may follow the return statement; a function body ends "
+                           "with its only return");
+    return;
+  }
+  Val v = lower_expr(c, ret->value);
+  if (v.v && v.v->type.dtype == DT_BOOL) {
+    not_bool(c, v, ret->value->loc);
+    v = BAD;
+  }
+  if (!v.v)
+    return;
+  v = concrete(c, v, want.dtype);
+  if (!ir_type_eq(&want, &v.v->type))
+    ERR(c, ret->value->loc, "'%s' is declared to return %s but this is %s", af->name,
+        tstr(c, &want), tstr(c, &v.v->type));
+  else
+    fn->ir->results[0] = v.v;
 }
 
 /* Calls inside one expression tree, for the recursion check. */
@@ -856,6 +1201,15 @@ static void collect_calls(Ctx *c, Expr *e, PtrVec *out) {
   collect_calls(c, e->rhs, out);
 }
 
+static void collect_stmt_calls(Ctx *c, Stmt *list, PtrVec *out) {
+  for (Stmt *s = list; s; s = s->next) {
+    collect_calls(c, s->value, out);
+    collect_calls(c, s->hi, out);
+    collect_stmt_calls(c, s->body, out);
+    collect_stmt_calls(c, s->orelse, out);
+  }
+}
+
 static const char *callee_name(Expr *e) { return e->kind == EX_CALL ? e->callee->name : e->name; }
 
 /* Depth-first search for a cycle through fn; reports the call that closes
@@ -865,8 +1219,7 @@ static bool find_cycle(Ctx *c, FnInfo *fn) {
     return false;
   fn->state = 1;
   PtrVec calls = {0};
-  for (Stmt *s = fn->ast->body; s; s = s->next)
-    collect_calls(c, s->value, &calls);
+  collect_stmt_calls(c, fn->ast->body, &calls);
   bool found = false;
   for (int i = 0; i < calls.len && !found; i++) {
     Expr *e = calls.data[i];
@@ -912,7 +1265,7 @@ static double expanded_size(Function *f) {
   if (f->mark)
     return (double)f->mark;
   double n = 0;
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (i->op == OP_call)
       n += expanded_size(i->callee);
     else if (i->op == OP_grad) /* its primal and adjoint sweeps */
@@ -933,7 +1286,7 @@ static void check_expansion(Ctx *c) {
   for (int i = 0; i < c->nfns; i++) {
     Function *f = c->fns[i].ir;
     bool callee_too_large = false;
-    for (Inst *k = f->first; k; k = k->next)
+    for (Inst *k = f->first; k; k = ir_walk_next(k))
       if ((k->op == OP_call || k->op == OP_grad) && k->callee->mark > MAX_EXPANDED_OPS)
         callee_too_large = true;
     if (f->mark > MAX_EXPANDED_OPS && !callee_too_large) {
@@ -944,6 +1297,37 @@ static void check_expansion(Ctx *c) {
       break;
     }
   }
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+}
+
+/* Whether f or a function it calls has a loop or a branch (memoized in
+ * Function.mark: 1 no, 2 yes). */
+static bool has_regions(Function *f) {
+  if (f->mark)
+    return f->mark == 2;
+  f->mark = 1;
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (i->nregions || ((i->op == OP_call || i->op == OP_grad) && has_regions(i->callee))) {
+      f->mark = 2;
+      break;
+    }
+  return f->mark == 2;
+}
+
+/* The AD pass cannot differentiate the adjoint of a loop again (the unloop
+ * op has no adjoint yet), so a gradient of such a function inside a
+ * program, which is itself differentiated, is rejected rather than risk a
+ * wrong second-order number. */
+static void check_grad_of_loops(Ctx *c) {
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+  for (int i = 0; i < c->nfns; i++)
+    for (Inst *k = c->fns[i].ir->first; k; k = ir_walk_next(k))
+      if (k->op == OP_grad && has_regions(k->callee))
+        ERR(c, k->loc, "grad(%s, ...) is not supported yet: '%s' has loops or branches, and "
+                       "differentiating their gradient again (second order) is not implemented",
+            k->callee->name, k->callee->name);
   for (int i = 0; i < c->nfns; i++)
     c->fns[i].ir->mark = 0;
 }
@@ -990,6 +1374,8 @@ Module *lower_program(Program *prog, Diag *diag) {
       lower_body(&c, &c.fns[i]);
   if (diag->errors == 0)
     check_expansion(&c);
+  if (diag->errors == 0)
+    check_grad_of_loops(&c);
   free(c.fns);
   if (diag->errors) {
     ir_module_free(c.m);

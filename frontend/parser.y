@@ -14,7 +14,7 @@
  *    non-negative integers, and a function body missing its '}' (detected
  *    when the next 'fn'/'export' or the end of the file arrives inside it).
  *  - Recovery: a broken statement is skipped up to its ';' (`stmt: error
- *    ';'`), or up to the next 'let', 'return', '}', 'fn', 'export' or end of
+ *    ';'`), or up to the next 'let', 'var', 'return', '}', 'fn', 'export' or end of
  *    file (`stmts: stmts error`); a stray `{ ... }` block inside a body (say
  *    after a reserved `if`) is skipped whole. A broken function header is
  *    skipped up to the '{' of its body, whose statements are still checked
@@ -56,6 +56,7 @@ typedef struct ParamList { Param *head, *tail; int n; } ParamList;
 typedef struct StmtList { Stmt *head, *tail; } StmtList;
 typedef struct Body { Stmt *head; Loc open, end; bool closed; } Body;
 typedef struct CmpOp { BinOp op; Loc loc; } CmpOp;
+typedef struct AssignOp { bool compound; BinOp op; Loc loc; } AssignOp;
 
 typedef struct Bracket { char ch; Loc loc; } Bracket;
 
@@ -72,6 +73,7 @@ typedef struct ParseCtx {
   const char *cur_text, *prev_text; /* identifier or number spelling */
   Loc cur_loc;
   bool cur_first;     /* the lookahead is the first token on its line */
+  int decl_kind;      /* T_LET or T_VAR: the last declaration keyword read */
   bool cur_unmatched; /* a closer with no opener of its kind */
   Bracket open_before; /* innermost open bracket before the lookahead */
   long lex_err_tok;   /* token the lexer reported an error about */
@@ -102,7 +104,7 @@ YY_DECL;
 
 #define YYMAXDEPTH 1000000
 
-#define LOC(yl) ((Loc){(yl).first_line, (yl).first_column})
+#define LOC(yl) ((Loc){.line = (yl).first_line, .col = (yl).first_column})
 
 static void yyerror(YYLTYPE *loc, yyscan_t scanner, ParseCtx *pc, const char *msg);
 
@@ -224,15 +226,18 @@ static void add_func(ParseCtx *pc, Func *f) {
   Body body;
   Func *func;
   CmpOp cmp;
+  AssignOp assign;
 }
 
 %token T_FN "'fn'" T_EXPORT "'export'" T_LET "'let'" T_RETURN "'return'"
-%token T_CONST "'const'" T_F32 "'f32'" T_F64 "'f64'"
+%token T_CONST "'const'" T_F32 "'f32'" T_F64 "'f64'" T_VAR "'var'"
+%token T_FOR "'for'" T_IN "'in'" T_WHILE "'while'" T_IF "'if'" T_ELSE "'else'" T_DOTDOT "'..'"
 %token <str> T_IDENT "identifier"
 %token <num> T_NUMBER "number"
 %token T_LPAREN "'('" T_RPAREN "')'" T_LBRACK "'['" T_RBRACK "']'"
 %token T_LBRACE "'{'" T_RBRACE "'}'" T_COMMA "','" T_COLON "':'" T_SEMI "';'"
 %token T_ASSIGN "'='" T_ARROW "'->'"
+%token T_PLUSEQ "'+='" T_MINUSEQ "'-='" T_STAREQ "'*='"
 %token T_PLUS "'+'" T_MINUS "'-'" T_STAR "'*'" T_SLASH "'/'" T_AT "'@'" T_POW "'**'"
 %token T_LT "'<'" T_LE "'<='" T_GT "'>'" T_GE "'>='" T_EQ "'=='" T_NE "'!='"
 
@@ -247,10 +252,12 @@ static void add_func(ParseCtx *pc, Func *f) {
 %type <params> params params_opt
 %type <body> body
 %type <stmts> stmts
-%type <stmt> stmt
+%type <stmt> stmt ifstmt
+%type <stmts> block
 %type <func> func
 %type <expr> expr cmp additive term unary power postfix primary
 %type <cmp> cmpop
+%type <assign> assignop
 %type <args> args args_opt
 %type <arg> arg
 
@@ -326,6 +333,12 @@ name:
   | T_RETURN            { keyword_as_name(pc, LOC(@1), "return"); $$ = "return"; }
   | T_F32               { keyword_as_name(pc, LOC(@1), "f32"); $$ = "f32"; }
   | T_F64               { keyword_as_name(pc, LOC(@1), "f64"); $$ = "f64"; }
+  | T_VAR               { keyword_as_name(pc, LOC(@1), "var"); $$ = "var"; }
+  | T_FOR               { keyword_as_name(pc, LOC(@1), "for"); $$ = "for"; }
+  | T_IN                { keyword_as_name(pc, LOC(@1), "in"); $$ = "in"; }
+  | T_WHILE             { keyword_as_name(pc, LOC(@1), "while"); $$ = "while"; }
+  | T_IF                { keyword_as_name(pc, LOC(@1), "if"); $$ = "if"; }
+  | T_ELSE              { keyword_as_name(pc, LOC(@1), "else"); $$ = "else"; }
   ;
 
 params_opt:
@@ -421,11 +434,11 @@ stmts:
       }
     }
   | stmts error {
-      /* Resynchronised at 'let', 'return', '}', 'fn', 'export' or the end
+      /* Resynchronised at 'let', 'var', 'return', '}', 'fn', 'export' or the end
        * of the file. The first three always continue the statement list,
        * so new errors may be reported at once; after the others, bison's
        * usual three-token grace period applies. */
-      if (yychar == T_LET || yychar == T_RETURN || yychar == T_RBRACE)
+      if (yychar == T_LET || yychar == T_VAR || yychar == T_RETURN || yychar == T_RBRACE)
         yyerrok;
       br_unwind_to_brace(pc);
       $$ = $1;
@@ -443,6 +456,47 @@ stmt:
       s->value = $5;
       $$ = s;
     }
+  | T_VAR name let_type T_ASSIGN expr T_SEMI {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_VAR;
+      s->loc = LOC(@1);
+      s->name = $2;
+      s->name_loc = LOC(@2);
+      s->type = $3;
+      s->value = $5;
+      $$ = s;
+    }
+  | T_IDENT assignop expr T_SEMI {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_ASSIGN;
+      s->loc = $2.loc;
+      s->name = $1;
+      s->name_loc = LOC(@1);
+      s->compound = $2.compound;
+      s->op = $2.op;
+      s->value = $3;
+      $$ = s;
+    }
+  | T_FOR name T_IN expr T_DOTDOT expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_FOR;
+      s->loc = LOC(@1);
+      s->name = $2;
+      s->name_loc = LOC(@2);
+      s->value = $4;
+      s->hi = $6;
+      s->body = $7.head;
+      $$ = s;
+    }
+  | T_WHILE expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_WHILE;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      $$ = s;
+    }
+  | ifstmt              { $$ = $1; }
   | T_RETURN expr T_SEMI {
       Stmt *s = ARENA_NEW(pc->arena, Stmt);
       s->kind = ST_RETURN;
@@ -461,6 +515,48 @@ stmt:
       br_unwind_to_brace(pc);
       $$ = NULL;
     }
+  ;
+
+ifstmt:
+    T_IF expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      $$ = s;
+    }
+  | T_IF expr block T_ELSE block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      s->orelse = $5.head;
+      s->has_else = true;
+      $$ = s;
+    }
+  | T_IF expr block T_ELSE ifstmt {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      s->orelse = $5;
+      s->has_else = true;
+      $$ = s;
+    }
+  ;
+
+block:
+    T_LBRACE stmts T_RBRACE { $$ = $2; }
+  ;
+
+assignop:
+    T_ASSIGN            { $$ = (AssignOp){false, BIN_ADD, LOC(@1)}; }
+  | T_PLUSEQ            { $$ = (AssignOp){true, BIN_ADD, LOC(@1)}; }
+  | T_MINUSEQ           { $$ = (AssignOp){true, BIN_SUB, LOC(@1)}; }
+  | T_STAREQ            { $$ = (AssignOp){true, BIN_MUL, LOC(@1)}; }
   ;
 
 let_type:
@@ -622,7 +718,7 @@ static bool is_operator(yysymbol_kind_t k) {
 static bool ends_construct(yysymbol_kind_t k) {
   switch (k) {
   case YYSYMBOL_YYEOF: case YYSYMBOL_T_SEMI: case YYSYMBOL_T_LBRACE:
-  case YYSYMBOL_T_RBRACE: case YYSYMBOL_T_LET: case YYSYMBOL_T_RETURN:
+  case YYSYMBOL_T_RBRACE: case YYSYMBOL_T_LET: case YYSYMBOL_T_RETURN: case YYSYMBOL_T_VAR:
   case YYSYMBOL_T_FN: case YYSYMBOL_T_EXPORT: case YYSYMBOL_T_ARROW:
     return true;
   default:
@@ -685,8 +781,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
                  prev);
   } else if (E[YYSYMBOL_T_COMMA] && E[YYSYMBOL_T_RPAREN] && E[YYSYMBOL_T_PLUS]) {
     diag_error(d, loc, "expected ',' or ')' after the argument, found %s", found);
+  } else if (E[YYSYMBOL_T_ASSIGN] && E[YYSYMBOL_T_PLUSEQ]) {
+    diag_error(d, loc, "expected '=', '+=', '-=' or '*=' after '%.40s%s' to assign it, found %s",
+               prev, strlen(prev) > 40 ? "..." : "", found);
   } else if (E[YYSYMBOL_T_ASSIGN]) {
-    diag_error(d, loc, "expected '=' and a value in this 'let', found %s", found);
+    diag_error(d, loc, "expected '=' and a value in this '%s', found %s",
+               pc->decl_kind == T_VAR ? "var" : "let", found);
   } else if (E[YYSYMBOL_T_IDENT] && E[YYSYMBOL_T_FN]) { /* a parameter name */
     if (tok == YYSYMBOL_T_CONST)
       diag_error(d, loc, "'const' goes after the colon, as in 'x: const f32'");
@@ -704,7 +804,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   } else if (E[YYSYMBOL_T_NUMBER]) {
     diag_error(d, loc, "expected a size (an integer or a name), found %s", found);
   } else if (E[YYSYMBOL_T_LET] && E[YYSYMBOL_T_RETURN]) {
-    diag_error(d, loc, "expected a statement ('let' or 'return') or '}', found %s", found);
+    diag_error(d, loc, "expected a statement ('let', 'var', an assignment or 'return') or '}', found %s", found);
   } else if (E[YYSYMBOL_T_FN] && E[YYSYMBOL_T_EXPORT]) {
     diag_error(d, loc, "expected a function definition ('fn' or 'export fn'), found %s", found);
   } else {
@@ -747,7 +847,7 @@ int parse_program(Arena *arena, Diag *diag, const char *src, size_t len, Program
   out->funcs = NULL;
   out->nfuncs = 0;
   if (len > (size_t)INT_MAX - 2) {
-    diag_error(diag, (Loc){0, 0}, "input file is too large");
+    diag_error(diag, (Loc){.line = 0}, "input file is too large");
     return diag->errors - before;
   }
   ParseCtx pc;

@@ -85,6 +85,7 @@ void diag_init(Diag *d, const char *file, const char *src, size_t len) {
 /* Print source line `line` and a caret under column `col`. Tabs in the line
  * are copied into the caret's indentation so the caret lines up. */
 static void quote_line(const Diag *d, int line, int col) {
+  FILE *out = d->out ? d->out : stderr;
   if (!d->src || line <= 0)
     return;
   const char *p = d->src, *end = d->src + d->len;
@@ -104,28 +105,29 @@ static void quote_line(const Diag *d, int line, int col) {
   size_t to = n - from > 200 ? from + 200 : n;
   for (size_t i = from; i < to; i++) {
     unsigned char ch = (unsigned char)p[i];
-    fputc(ch == '\t' || ch >= 32 ? ch : ' ', stderr);
+    fputc(ch == '\t' || ch >= 32 ? ch : ' ', out);
   }
-  fputc('\n', stderr);
+  fputc('\n', out);
   for (size_t i = from; i < c && i < n; i++)
-    fputc(p[i] == '\t' ? '\t' : ' ', stderr);
-  fputs("^\n", stderr);
+    fputc(p[i] == '\t' ? '\t' : ' ', out);
+  fputs("^\n", out);
 }
 
 void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap) {
+  FILE *out = d->out ? d->out : stderr;
   d->errors++;
   int max = d->max_errors ? d->max_errors : 50;
   if (d->errors > max) {
     if (d->errors == max + 1)
-      fprintf(stderr, "%s: error: too many errors, stopping\n", d->file);
+      fprintf(out, "%s: error: too many errors, stopping\n", d->file);
     return;
   }
   if (loc.line > 0)
-    fprintf(stderr, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
+    fprintf(out, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
   else
-    fprintf(stderr, "%s: error: ", d->file);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+    fprintf(out, "%s: error: ", d->file);
+  vfprintf(out, fmt, ap);
+  fputc('\n', out);
   quote_line(d, loc.line, loc.col);
 }
 
@@ -220,4 +222,53 @@ char *read_file(const char *path, size_t *len) {
   buf[n] = 0;
   *len = n;
   return buf;
+}
+
+/* ---- PtrMap ---- */
+
+static size_t ptr_hash(const void *p, size_t mask) {
+  uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 17) & mask;
+}
+
+void *ptrmap_get(const PtrMap *m, const void *key) {
+  if (!m->cap)
+    return NULL;
+  for (size_t h = ptr_hash(key, m->cap - 1);; h = (h + 1) & (m->cap - 1)) {
+    if (m->keys[h] == key)
+      return m->vals[h];
+    if (!m->keys[h])
+      return NULL;
+  }
+}
+
+void **ptrmap_slot(PtrMap *m, const void *key) {
+  if (2 * (m->n + 1) > m->cap) {
+    PtrMap big = {NULL, NULL, m->cap ? 2 * m->cap : 64, 0};
+    big.keys = xmalloc(sizeof(void *) * big.cap);
+    big.vals = xmalloc(sizeof(void *) * big.cap);
+    memset(big.keys, 0, sizeof(void *) * big.cap);
+    for (size_t k = 0; k < m->cap; k++)
+      if (m->keys[k])
+        *ptrmap_slot(&big, m->keys[k]) = m->vals[k];
+    ptrmap_free(m);
+    *m = big;
+  }
+  size_t h = ptr_hash(key, m->cap - 1);
+  while (m->keys[h] && m->keys[h] != key)
+    h = (h + 1) & (m->cap - 1);
+  if (!m->keys[h]) {
+    m->keys[h] = key;
+    m->vals[h] = NULL;
+    m->n++;
+  }
+  return &m->vals[h];
+}
+
+void ptrmap_free(PtrMap *m) {
+  free(m->keys);
+  free(m->vals);
+  m->keys = NULL;
+  m->vals = NULL;
+  m->cap = m->n = 0;
 }

@@ -8,11 +8,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-/* 1-based line and column of a token in the source. line == 0: unknown. */
+/* 1-based line and column of a token in the source. line == 0: unknown.
+ * Code inlined from another function (passes/inline.c) keeps the call site
+ * in line and col, which messages name, and records where it was written,
+ * for the debug information of -g: at line src_line (0: not inlined) of the
+ * function `inlined` (its name), declared at line inlined_line. */
 typedef struct Loc {
   int line, col;
+  int src_line, src_col;
+  const char *inlined;
+  int inlined_line;
 } Loc;
 
 /* ---- Arena: everything in the AST and the IR is freed at once. ---- */
@@ -34,6 +42,7 @@ typedef struct Diag {
   size_t len;
   int errors;
   int max_errors; /* stop printing after this many (0: 50) */
+  FILE *out;      /* where messages go (NULL: stderr); libsgc's is a buffer */
 } Diag;
 void diag_init(Diag *d, const char *file, const char *src, size_t len);
 void diag_error(Diag *d, Loc loc, const char *fmt, ...)
@@ -55,6 +64,16 @@ typedef struct PtrVec {
 } PtrVec;
 void vec_push(PtrVec *v, void *p);
 void vec_free(PtrVec *v);
+
+/* ---- Map from pointers to pointers (open addressing, malloc-backed). ---- */
+typedef struct PtrMap {
+  const void **keys;
+  void **vals;
+  size_t cap, n; /* cap is 0 or a power of two */
+} PtrMap;
+void **ptrmap_slot(PtrMap *m, const void *key); /* key's value, inserted as NULL if new */
+void *ptrmap_get(const PtrMap *m, const void *key); /* NULL if absent */
+void ptrmap_free(PtrMap *m);
 
 /* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
  * wait for it: the stages recurse over expression trees, which a program

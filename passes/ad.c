@@ -11,44 +11,58 @@
  * function is exact, not rejected).
  *
  * Inactive values get no adjoint code at all: stop_gradient, const
- * parameters and piecewise-constant ops contribute exactly nothing. Where a
- * derivative can be infinite or NaN while the value is finite (ops flagged
- * F_UNSAFE), the chain rule multiplies with `mulz`, for which a zero adjoint
- * stays exactly zero: so the branch select() did not pick contributes 0, not
- * 0 * inf = NaN (spec section 7). */
+ * parameters and piecewise-constant ops contribute exactly nothing.
+ *
+ * Every rule keeps a zero adjoint exactly zero (spec section 7: the branch
+ * select() did not pick contributes 0). A local derivative can be NaN or
+ * infinite wherever the forward value it is taken at is (sin(sqrt(x)) at
+ * x = -1 has cos(NaN) as its derivative), and any value can be, so the
+ * chain rule multiplies with `mulz` (0 * anything = 0) for every op whose
+ * derivative is not a constant; the rules that route g by a comparison
+ * (relu, maximum, minimum, select, max, min) use select, so a loser gets an
+ * exact 0 even from a NaN adjoint; the products that carry an adjoint in a
+ * matmul, and the adjoint of mulz's second operand, leave out a term with a
+ * zero factor on either side (matmulz, mul_either_zero). */
 #include <string.h>
 
-#include "passes.h"
-
-typedef struct AD {
-  Builder b;
-  Inst **adj; /* adjoint of each value, indexed by Inst.id (params: ids < 0) */
-  Inst **padj;
-  Function *f;    /* the function being built */
-} AD;
+#include "ad_internal.h"
 
 typedef void Rule(AD *a, Inst *y, Inst *g);
 
-static Inst **slot(AD *a, Inst *x) {
-  return x->op == OP_param ? &a->padj[x->wrt] : &a->adj[x->id];
+static bool defined_in(const Inst *x, const Region *r) {
+  for (const Region *p = x->parent; p; p = p->owner->parent)
+    if (p == r)
+      return true;
+  return false;
 }
 
-/* Add `d` to the adjoint of x (nothing if x is inactive). */
-static void contribute(AD *a, Inst *x, Inst *d) {
+/* Add `d` to the adjoint of x (nothing if x is inactive). Inside the
+ * adjoint of a region, a value defined outside it collects its adjoint in
+ * the region's own table: the region yields it. */
+void ad_contribute(AD *a, Inst *x, Inst *d) {
   if (!x->active)
     return;
-  Inst **s = slot(a, x);
+  PtrMap *map = a->cur && !defined_in(x, a->cur) ? a->captured : &a->adj;
+  Inst **s = (Inst **)ptrmap_slot(map, x);
   *s = *s ? ir_binary(&a->b, OP_add, *s, d) : d;
 }
+
+#define contribute ad_contribute
 
 static Inst *K(AD *a, const Inst *like, double v) {
   return ir_const_like(&a->b, &like->type, v);
 }
 
-/* The chain rule's product g * dy/dx. For ops whose derivative may be
- * infinite, a zero g must give exactly zero (mulz). */
-static Inst *chain(AD *a, Inst *y, Inst *g, Inst *d) {
-  return ir_binary(&a->b, ir_ops[y->op].flags & F_UNSAFE ? OP_mulz : OP_mul, g, d);
+/* The chain rule's product g * dy/dx: a zero g gives exactly zero, even
+ * where the derivative d is NaN or infinite (mulz). */
+static Inst *chain(AD *a, Inst *g, Inst *d) { return ir_binary(&a->b, OP_mulz, g, d); }
+
+/* u * v, or exactly 0 where either factor is zero: for products of two
+ * values that may each be a zero adjoint while the other is infinite. */
+static Inst *mul_either_zero(AD *a, Inst *u, Inst *v) {
+  Inst *z = ir_const_like(&a->b, &v->type, 0);
+  Inst *vz = ir_binary(&a->b, OP_eq, v, z);
+  return ir_select(&a->b, vz, z, ir_binary(&a->b, OP_mulz, u, v));
 }
 
 #define X (y->args[0])
@@ -59,50 +73,50 @@ static void ad_none(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
 static void ad_zero(AD *a, Inst *y, Inst *g) { (void)a, (void)y, (void)g; }
 
 static void ad_neg(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_unary(B, OP_neg, g)); }
-static void ad_exp(AD *a, Inst *y, Inst *g) { contribute(a, X, chain(a, y, g, y)); }
+static void ad_exp(AD *a, Inst *y, Inst *g) { contribute(a, X, chain(a, g, y)); }
 static void ad_log(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), X)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), X)));
 }
 static void ad_log1p(AD *a, Inst *y, Inst *g) {
   Inst *u = ir_binary(B, OP_add, K(a, y, 1), X);
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), u)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), u)));
 }
 static void ad_expm1(AD *a, Inst *y, Inst *g) { /* exp(x), not y + 1: exact for x << 0 */
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_exp, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_exp, X)));
 }
 static void ad_sqrt(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 0.5), y)));
 }
 static void ad_rsqrt(AD *a, Inst *y, Inst *g) { /* d/dx x^-1/2 = -0.5 y / x */
   Inst *d = ir_binary(B, OP_div, ir_binary(B, OP_mul, K(a, y, -0.5), y), X);
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_square(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, K(a, y, 2), X)));
+  contribute(a, X, chain(a, g, ir_binary(B, OP_mul, K(a, y, 2), X)));
 }
 static void ad_sin(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_cos, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_cos, X)));
 }
 static void ad_cos(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_neg, ir_unary(B, OP_sin, X))));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_neg, ir_unary(B, OP_sin, X))));
 }
 static void ad_tanh(AD *a, Inst *y, Inst *g) {
   Inst *d = ir_binary(B, OP_sub, K(a, y, 1), ir_binary(B, OP_mul, y, y));
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_sigmoid(AD *a, Inst *y, Inst *g) {
   Inst *d = ir_binary(B, OP_mul, y, ir_binary(B, OP_sub, K(a, y, 1), y));
-  contribute(a, X, chain(a, y, g, d));
+  contribute(a, X, chain(a, g, d));
 }
 static void ad_softplus(AD *a, Inst *y, Inst *g) {
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sigmoid, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_sigmoid, X)));
 }
 static void ad_relu(AD *a, Inst *y, Inst *g) { /* relu'(0) = 0 */
   Inst *pos = ir_binary(B, OP_gt, X, K(a, y, 0));
   contribute(a, X, ir_select(B, pos, g, K(a, y, 0)));
 }
 static void ad_abs(AD *a, Inst *y, Inst *g) { /* sign(0) = 0 = abs'(0) */
-  contribute(a, X, chain(a, y, g, ir_unary(B, OP_sign, X)));
+  contribute(a, X, chain(a, g, ir_unary(B, OP_sign, X)));
 }
 static void ad_convert(AD *a, Inst *y, Inst *g) {
   contribute(a, X, ir_convert(B, g, X->type.dtype));
@@ -118,40 +132,49 @@ static void ad_sub(AD *a, Inst *y, Inst *g) {
 }
 static void ad_mul(AD *a, Inst *y, Inst *g) {
   if (X->active)
-    contribute(a, X, chain(a, y, g, Y2));
+    contribute(a, X, chain(a, g, Y2));
   if (Y2->active)
-    contribute(a, Y2, chain(a, y, g, X));
+    contribute(a, Y2, chain(a, g, X));
 }
-static void ad_mulz(AD *a, Inst *y, Inst *g) { ad_mul(a, y, g); }
+/* mulz(a, b) is 0 for every b where a == 0: b's adjoint is 0 there, even
+ * for an infinite g. */
+static void ad_mulz(AD *a, Inst *y, Inst *g) {
+  if (X->active)
+    contribute(a, X, chain(a, g, Y2));
+  if (Y2->active)
+    contribute(a, Y2, mul_either_zero(a, g, X));
+}
 static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (X->active)
-    contribute(a, X, chain(a, y, g, ir_binary(B, OP_div, K(a, y, 1), Y2)));
+    contribute(a, X, chain(a, g, ir_binary(B, OP_div, K(a, y, 1), Y2)));
   if (Y2->active)
-    contribute(a, Y2, chain(a, y, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
+    contribute(a, Y2, chain(a, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
 }
 /* d/da = b a^(b-1); d/db = y log a, taken as 0 at a = 0 (where a^b is
  * constant in b > 0), as JAX does. */
 static void ad_pow(AD *a, Inst *y, Inst *g) {
   if (X->active) {
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
-    contribute(a, X, chain(a, y, g, ir_binary(B, OP_mul, Y2, e)));
+    contribute(a, X, chain(a, g, ir_binary(B, OP_mul, Y2, e)));
   }
   if (Y2->active) {
     Inst *base = ir_select(B, ir_binary(B, OP_eq, X, K(a, y, 0)), K(a, y, 1), X);
-    contribute(a, Y2, chain(a, y, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
+    contribute(a, Y2, chain(a, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
   }
 }
-/* maximum/minimum: the winner takes g, a tie gives half to each side. */
-static void minmax2(AD *a, Inst *y, Inst *g, Op wins) {
-  Inst *half = ir_select(B, ir_binary(B, OP_eq, X, Y2), K(a, y, 0.5), K(a, y, 0));
-  Inst *wa = ir_select(B, ir_binary(B, wins, X, Y2), K(a, y, 1), half);
+/* maximum/minimum: the winner takes g, a tie gives g/2 to each side, the
+ * loser (and both sides where one is NaN) exactly 0, whatever g is: g is
+ * routed by select, as relu, select and max route it. */
+static void minmax2(AD *a, Inst *y, Inst *g, Op wins, Op loses) {
+  Inst *z = K(a, y, 0);
+  Inst *tie = ir_select(B, ir_binary(B, OP_eq, X, Y2), ir_binary(B, OP_mul, g, K(a, y, 0.5)), z);
   if (X->active)
-    contribute(a, X, ir_binary(B, OP_mul, g, wa));
+    contribute(a, X, ir_select(B, ir_binary(B, wins, X, Y2), g, tie));
   if (Y2->active)
-    contribute(a, Y2, ir_binary(B, OP_mul, g, ir_binary(B, OP_sub, K(a, y, 1), wa)));
+    contribute(a, Y2, ir_select(B, ir_binary(B, loses, X, Y2), g, tie));
 }
-static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt); }
-static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt); }
+static void ad_maximum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_gt, OP_lt); }
+static void ad_minimum(AD *a, Inst *y, Inst *g) { minmax2(a, y, g, OP_lt, OP_gt); }
 static void ad_select(AD *a, Inst *y, Inst *g) {
   Inst *c = y->args[0], *z = K(a, y, 0);
   if (y->args[1]->active)
@@ -198,11 +221,13 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type col = t;
   col.dim[1] = ir_lit(1);
   Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
-  return ir_binary(B, OP_mulz, uc, ir_broadcast(B, v, &t));
+  return mul_either_zero(a, uc, ir_broadcast(B, v, &t));
 }
 /* The products below hold the adjoint g, which may be zero where the other
- * factor is infinite (the branch a select did not pick): they use matmulz
- * and mulz, for which 0 * x = 0 always. */
+ * factor is infinite (the branch a select did not pick), or be infinite where
+ * the other factor is zero: in every rank combination a term with a zero
+ * factor is left out (matmulz, mul_either_zero), as docs/language.md 4.4
+ * promises. */
 static void ad_matmul(AD *a, Inst *y, Inst *g) {
   static const int T[2] = {1, 0};
   Inst *l = X, *r = Y2;
@@ -216,7 +241,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = ir_matmulz(B, r, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &r->type), r);
+      d = mul_either_zero(a, ir_broadcast(B, g, &r->type), r);
     contribute(a, l, d);
   }
   if (r->active) {
@@ -226,7 +251,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = outer(a, l, g);
     else
-      d = ir_binary(B, OP_mulz, ir_broadcast(B, g, &l->type), l);
+      d = mul_either_zero(a, ir_broadcast(B, g, &l->type), l);
     contribute(a, r, d);
   }
 }
@@ -241,6 +266,35 @@ static Rule *const rules[OP_COUNT] = {
 };
 
 bool ad_propagates(Op op) { return rules[op] != ad_zero && rules[op] != ad_none; }
+
+/* The reverse sweep over a block: each active value's adjoint, last first.
+ * A region op gets the adjoint of its results from its projs (which come
+ * after it, so they are done) and builds its own adjoint region. */
+void ad_reverse_block(AD *a, Inst *last) {
+  for (Inst *i = last; i; i = i->prev) {
+    if (!i->active)
+      continue;
+    a->b.loc = i->loc;
+    if (i->nregions) {
+      ad_reverse_region(a, i);
+      continue;
+    }
+    Inst *g = ptrmap_get(&a->adj, i);
+    if (g)
+      rules[i->op](a, i, g);
+  }
+}
+
+void ad_clear_aux(Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    i->aux = NULL;
+    for (int r = 0; r < i->nregions; r++) {
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->aux = NULL;
+      ad_clear_aux(i->regions[r].first);
+    }
+  }
+}
 
 Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value) {
   Function *g = ir_func_new(m, name);
@@ -257,16 +311,10 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   diff[f->nparams] = false; /* the seed */
 
   /* The primal sweep: a copy of f. */
-  AD a = {.b = {m, g, NULL, f->loc}, .f = g};
-  Inst *argv[8];
+  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g};
   for (Inst *i = f->first; i; i = i->next) {
-    Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
-    for (int k = 0; k < i->nargs; k++)
-      args[k] = i->args[k]->aux;
     a.b.loc = i->loc;
-    i->aux = ir_clone_inst(&a.b, i, args);
-    if (args != argv)
-      free(args);
+    ir_copy_inst(&a.b, i, NULL, NULL);
   }
   Inst *value = f->results[0]->aux;
   Inst **newres = xmalloc(sizeof(Inst *));
@@ -276,22 +324,12 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   free(newres);
 
   ad_activity(g, diff);
-  int n = ir_renumber(g);
-  a.adj = xmalloc(sizeof(Inst *) * (size_t)(n + 1));
-  memset(a.adj, 0, sizeof(Inst *) * (size_t)(n + 1));
-  a.padj = xmalloc(sizeof(Inst *) * (size_t)(g->nparams + 1));
-  memset(a.padj, 0, sizeof(Inst *) * (size_t)(g->nparams + 1));
 
   /* The adjoint sweep, appended after the primal one. */
   Inst *last = g->last;
   if (value->active)
-    *slot(&a, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
-  for (Inst *i = last; i; i = i->prev) {
-    if (!i->active || !a.adj[i->id])
-      continue;
-    a.b.loc = i->loc;
-    rules[i->op](&a, i, a.adj[i->id]);
-  }
+    *ptrmap_slot(&a.adj, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
+  ad_reverse_block(&a, last);
 
   int nres = 0;
   Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + 2));
@@ -304,7 +342,9 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     if (!diff[k])
       continue;
     Inst *p = g->params[k];
-    Inst *d = a.padj[k] ? a.padj[k] : ir_const_like(&a.b, &p->type, 0);
+    Inst *d = ptrmap_get(&a.adj, p);
+    if (!d)
+      d = ir_const_like(&a.b, &p->type, 0);
     res[nres] = d;
     const char *want = arena_printf(m->arena, "d_%s", p->name);
     names[nres] = ir_unique_name(m, g, want, "_out");
@@ -316,13 +356,11 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   ir_set_results(m, g, res, names, nres);
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
-  for (Inst *i = f->first; i; i = i->next)
-    i->aux = NULL;
+  ad_clear_aux(f->first);
   free(res);
   free(names);
   free(diff);
-  free(a.adj);
-  free(a.padj);
+  ptrmap_free(&a.adj);
   return g;
 }
 

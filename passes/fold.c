@@ -54,10 +54,28 @@ static bool eval(Op op, const double *a, double *r) {
   return true;
 }
 
+/* i32 arithmetic wraps around (two's complement), so it is folded in
+ * integers, not doubles. */
+static bool eval_i32(Op op, const double *a, double *r) {
+  int64_t x = (int64_t)a[0], y = (int64_t)a[1], v;
+  switch (op) {
+  case OP_neg: v = -x; break;
+  case OP_add: v = x + y; break;
+  case OP_sub: v = x - y; break;
+  case OP_mul: v = (int64_t)((uint64_t)x * (uint64_t)y); break;
+  case OP_maximum: v = x > y ? x : y; break;
+  case OP_minimum: v = x < y ? x : y; break;
+  case OP_stop_gradient: v = x; break;
+  default: return false;
+  }
+  *r = (double)(int32_t)(uint32_t)(uint64_t)v;
+  return true;
+}
+
 static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
   if (i->type.dtype == DT_F32)
     v = (float)v;
-  Builder b = {m, f, i, i->loc};
+  Builder b = {m, f, i, i->loc, NULL};
   Inst *c = ir_const_like(&b, &i->type, v);
   ir_forward(i, c);
   ir_unlink(f, i);
@@ -67,7 +85,7 @@ static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
 void pass_fold(Module *m) {
   for (Function *f = m->funcs; f; f = f->next)
     for (Inst *i = f->first, *next; i; i = next) {
-      next = i->next;
+      next = ir_walk_next(i);
       ir_resolve_args(i);
       if (i->type.dtype == DT_BOOL)
         continue;
@@ -93,7 +111,10 @@ void pass_fold(Module *m) {
           a[k] = l->num;
       }
       double r;
-      if (all && eval(i->op, a, &r))
+      bool ints = i->args[0]->type.dtype == DT_I32;
+      if (ints && i->type.dtype != DT_I32) /* a conversion: exact for i32 */
+        ints = false;
+      if (all && (ints ? eval_i32(i->op, a, &r) : eval(i->op, a, &r)))
         replace_by_literal(m, f, i, r);
     }
   for (Function *f = m->funcs; f; f = f->next)

@@ -6,7 +6,11 @@
 #                    flags (link: %cc main.c model.o %rtlib -o prog)
 #   %rtlib           -lsgrt -lm (and the sanitizers under make check-asan)
 #   %llvm_cflags, %llvm_libs   llvm-config-19 --cflags / --ldflags --libs
+#   %libsgc          link flags for libsgc (static, with LLVM and -lsgrt)
+#   %python          /usr/bin/python3 with build/python on PYTHONPATH
 #   %valgrind        valgrind memcheck that fails on any error or leak
+#   %mpicc, %mpirun  OpenMPI's compiler wrapper (as %cc) and launcher, local
+#                    only (REQUIRES: mpi; also graphviz, gdb for those tools)
 #   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
 import os
 import shutil
@@ -39,6 +43,12 @@ def _llvm_config(*args):
 config.substitutions.append(("%llvm_cflags", " ".join(_llvm_config("--cflags"))))
 config.substitutions.append(("%llvm_libs", " ".join(_llvm_config("--ldflags", "--libs"))))
 config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
+# libsgc, statically, as `pkg-config --libs sgc` links it.
+config.substitutions.append(("%libsgc", "-L%s -lsgc -lsgrt %s -lm -lpthread"
+                             % (lib, " ".join(_llvm_config("--ldflags", "--libs")))))
+# Debian's python3 (not a pyenv shim on PATH) with the build tree's sgc module.
+config.substitutions.append(("%python", "env PYTHONPATH=%s /usr/bin/python3"
+                             % os.path.join(build, "python")))
 config.substitutions.append(("%drivers", drivers))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
 config.substitutions.append(("%root", root))
@@ -55,3 +65,15 @@ else:
     config.available_features.add("no-asan")
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
+# Tools some tests need (.ci/run installs them; elsewhere those tests skip):
+# Graphviz for --emit-dot, gdb for -g, OpenMPI for examples/mpi.
+for tools, feature in [(["dot"], "graphviz"), (["gdb"], "gdb"), (["mpirun", "mpicc"], "mpi")]:
+    if all(shutil.which(t) for t in tools):
+        config.available_features.add(feature)
+# OpenMPI: its compiler wrapper with the runtime's flags, and mpirun on this
+# machine only (shared memory between ranks, loopback for the launcher;
+# root allowed, as CI runs as root).
+config.substitutions.append(("%mpicc", "mpicc -std=c11 -O2 -g -Wall -Wextra -Werror %s -I%s -I%s"
+                             % (san, inc, drivers)))
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
+                             "--mca btl self,vader --mca oob_tcp_if_include lo"))

@@ -1,0 +1,170 @@
+/* The one parser of sgc's flags. The command line and sgc_compile's
+ * options string go through it, so "-O3" or "--target-cpu=generic" mean
+ * the same thing to both; flags about files (-o, --header, --emit-*, -S, -g)
+ * and the input file exist only for the command and are refused, with a
+ * message, in the library. */
+#include "options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codegen/cg.h"
+#include "../ir/util.h"
+
+#ifndef SGC_VERSION
+#define SGC_VERSION "0.1.0"
+#endif
+
+static const char usage[] =
+    "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]]\n"
+    "           [-g] [--target-cpu=CPU] [--version] [--help]\n";
+
+static const char help[] =
+    "Compile a .sg program to a native object with a reverse-mode gradient\n"
+    "(f_grad, or f_vjp for tensor results) for every exported function.\n"
+    "\n"
+    "  -o OUT               output file (default: FILE.o, or FILE.s with -S)\n"
+    "  --header H           also write a C header declaring every export\n"
+    "  -O0 -O1 -O2 -O3      optimization level (default -O2)\n"
+    "  --emit-ir[=STAGE]    print the SSA IR instead of writing an object;\n"
+    "                       STAGE is parsed, ad or opt (default opt)\n"
+    "  --emit-llvm          print the LLVM IR (to OUT with -o)\n"
+    "  -S                   write assembly instead of an object\n"
+    "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
+    "                       writing an object; STAGE as for --emit-ir (default ad)\n"
+    "  -g                   DWARF line information: gdb and perf show .sg lines\n"
+    "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
+    "                       generic: portable x86-64)\n"
+    "  --verify             run the IR verifier between passes\n"
+    "  --version, --help\n";
+
+typedef struct Parser {
+  OptionsMode mode;
+  FILE *err;
+} Parser;
+
+static int bad_usage(const Parser *p, const char *fmt, const char *arg) {
+  fprintf(p->err, "sgc: error: ");
+  fprintf(p->err, fmt, arg);
+  fprintf(p->err, "\n%s", p->mode == OPTIONS_COMMAND ? usage : "");
+  return 2;
+}
+
+/* A flag that reads or writes files, or prints: the command's alone. */
+static int command_only(const Parser *p, const char *flag) {
+  if (p->mode == OPTIONS_COMMAND)
+    return -1;
+  return bad_usage(p, "option '%s' is for the sgc command; sgc_compile takes code-generation "
+                      "flags only",
+                   flag);
+}
+
+int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FILE *out,
+                  FILE *err) {
+  Parser p = {mode, err};
+  o->opt_level = 2;
+  const char *env = getenv("SGC_VERIFY");
+  o->verify = env && *env && strcmp(env, "0") != 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int rc = -1;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      fprintf(out, "%s\n%s", usage, help);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      fprintf(out, "sgc %s (LLVM 19)\n", SGC_VERSION);
+      return 0;
+    } else if (strcmp(a, "-o") == 0 || strcmp(a, "--header") == 0) {
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      if (i + 1 >= argc)
+        return bad_usage(&p, "%s needs a file name", a);
+      *(a[1] == 'o' ? &o->output : &o->header) = argv[++i];
+    } else if (strncmp(a, "-O", 2) == 0 && strlen(a) == 3 && a[2] >= '0' && a[2] <= '3') {
+      o->opt_level = a[2] - '0';
+    } else if (strncmp(a, "--emit-", 7) == 0 || strcmp(a, "-S") == 0) {
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      if (strcmp(a, "--emit-ir") == 0 || strcmp(a, "--emit-ir=opt") == 0)
+        o->emit_ir = STAGE_OPT;
+      else if (strcmp(a, "--emit-ir=parsed") == 0)
+        o->emit_ir = STAGE_PARSED;
+      else if (strcmp(a, "--emit-ir=ad") == 0)
+        o->emit_ir = STAGE_AD;
+      else if (strncmp(a, "--emit-ir=", 10) == 0)
+        return bad_usage(&p, "unknown IR stage '%s' (expected parsed, ad or opt)", a + 10);
+      else if (strcmp(a, "--emit-dot") == 0 || strcmp(a, "--emit-dot=ad") == 0)
+        o->emit_dot = STAGE_AD;
+      else if (strcmp(a, "--emit-dot=parsed") == 0)
+        o->emit_dot = STAGE_PARSED;
+      else if (strcmp(a, "--emit-dot=opt") == 0)
+        o->emit_dot = STAGE_OPT;
+      else if (strncmp(a, "--emit-dot=", 11) == 0)
+        return bad_usage(&p, "unknown IR stage '%s' (expected parsed, ad or opt)", a + 11);
+      else if (strcmp(a, "--emit-llvm") == 0)
+        o->emit_llvm = true;
+      else if (strcmp(a, "-S") == 0)
+        o->emit_asm = true;
+      else
+        return bad_usage(&p, "unknown option '%s'", a);
+    } else if (strcmp(a, "-g") == 0) { /* for objects; the JIT registers no debug info */
+      if ((rc = command_only(&p, a)) >= 0)
+        return rc;
+      o->debug = true;
+    } else if (strncmp(a, "--target-cpu=", 13) == 0 && a[13]) {
+      o->cpu = a + 13;
+    } else if (strcmp(a, "--verify") == 0) {
+      o->verify = true;
+    } else if (a[0] == '-' && a[1]) {
+      return bad_usage(&p, "unknown option '%s'", a);
+    } else if (mode == OPTIONS_LIBRARY) {
+      return bad_usage(&p, "unexpected '%s' in the options (sgc_compile takes the source "
+                           "as a string)",
+                       a);
+    } else if (o->input) {
+      return bad_usage(&p, "more than one input file ('%s')", a);
+    } else {
+      o->input = a;
+    }
+  }
+  if (!o->input && mode == OPTIONS_COMMAND)
+    return bad_usage(&p, "%s", "no input file");
+  if (o->emit_ir && o->emit_dot)
+    return bad_usage(&p, "%s", "--emit-ir and --emit-dot cannot be combined");
+  if (!cg_cpu_known(o->cpu)) {
+    fprintf(err, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
+    return 2;
+  }
+  return -1;
+}
+
+int options_split(const char *flags, char ***argv_out) {
+  /* One block: the pointer array, then a copy of the string cut at blanks. */
+  size_t len = strlen(flags), words = 0;
+  for (size_t k = 0; k < len; k++)
+    words += !strchr(" \t\n\r\f\v", flags[k]) && (k == 0 || strchr(" \t\n\r\f\v", flags[k - 1]));
+  char **argv = xmalloc((words + 2) * sizeof *argv + sizeof "sgc" + len + 1);
+  char *text = (char *)(argv + words + 2);
+  strcpy(text, "sgc");
+  argv[0] = text;
+  text += sizeof "sgc";
+  memcpy(text, flags, len + 1);
+  int argc = 1;
+  for (char *s = text; *s;) {
+    s += strspn(s, " \t\n\r\f\v");
+    if (!*s)
+      break;
+    argv[argc++] = s;
+    s += strcspn(s, " \t\n\r\f\v");
+    if (*s)
+      *s++ = 0;
+  }
+  argv[argc] = NULL;
+  *argv_out = argv;
+  return argc;
+}
