@@ -32,7 +32,7 @@ static LLVMValueRef dimv(Body *B, Dim d) {
     return i64c(B->g, d.size);
   if (!B->symv[d.sym])
     die("symbol %s not bound in @%s", B->g->m->syms[d.sym], B->f->name);
-  return B->symv[d.sym];
+  return cg_outer(B, B->symv[d.sym]);
 }
 
 static LLVMValueRef mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) {
@@ -65,7 +65,7 @@ Slot *cg_slot(Body *B, const Inst *v) { return slot(B, v); }
 static LLVMValueRef load_elem(Body *B, const Inst *v, LLVMValueRef buf, LLVMValueRef lin) {
   Cg *g = B->g;
   LLVMTypeRef mt = cg_mem_type(g, v->type.dtype);
-  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, buf, &lin, 1, "");
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, cg_outer(B, buf), &lin, 1, "");
   LLVMValueRef x = LLVMBuildLoad2(g->b, mt, p, "");
   return v->type.dtype == DT_BOOL ? LLVMBuildTrunc(g->b, x, g->i1, "") : x;
 }
@@ -75,7 +75,7 @@ static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LL
   LLVMTypeRef mt = cg_mem_type(g, dt);
   if (dt == DT_BOOL)
     x = LLVMBuildZExt(g->b, x, g->i8, "");
-  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, buf, &lin, 1, "");
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, cg_outer(B, buf), &lin, 1, "");
   LLVMBuildStore(g->b, x, p);
 }
 
@@ -86,7 +86,8 @@ typedef struct Loop {
   LLVMValueRef iv;
 } Loop;
 
-static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
+/* A loop over [lo, hi); returns its index. */
+static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L) {
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   L->header = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "loop");
@@ -95,11 +96,14 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
   LLVMBuildBr(g->b, L->header);
   LLVMPositionBuilderAtEnd(g->b, L->header);
   L->iv = LLVMBuildPhi(g->b, g->i64, "i");
-  LLVMValueRef zero = i64c(g, 0);
-  LLVMAddIncoming(L->iv, &zero, &pre, 1);
+  LLVMAddIncoming(L->iv, &lo, &pre, 1);
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, L->iv, n, ""), body, L->exit);
   LLVMPositionBuilderAtEnd(g->b, body);
   return L->iv;
+}
+
+static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
+  return loop_range(B, i64c(B->g, 0), n, L);
 }
 
 static void loop_close(Body *B, Loop *L) {
@@ -237,16 +241,53 @@ static void fill_one(Body *B, Idx *x, void *ctx) {
   store_elem(B, f->v->type.dtype, f->buf, lin_of(B, x, &f->v->type), e);
 }
 
+/* A flat loop generated one way or two: inline, or on the thread pool
+ * (cg_parallel.c), or -- when the size is symbolic -- both behind a test
+ * of the size. `version` emits the whole loop over [0, n), on the pool if
+ * `par` is set. */
+typedef void Version(Body *B, void *ctx, LLVMValueRef n, bool par);
+
+static void emit_versions(Body *B, LLVMValueRef n, Version *version, void *ctx) {
+  Cg *g = B->g;
+  LLVMValueRef worth = cg_par_worth(B, n);
+  if (!worth || LLVMIsAConstantInt(worth)) {
+    version(B, ctx, n, worth != NULL);
+    return;
+  }
+  LLVMBasicBlockRef small = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "small");
+  LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "big");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
+  LLVMBuildCondBr(g->b, worth, big, small);
+  LLVMPositionBuilderAtEnd(g->b, small);
+  version(B, ctx, n, false);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, big);
+  version(B, ctx, n, true);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
+  Fill *f = ctx;
+  const Inst *v = f->v;
+  Par par;
+  Loop L;
+  if (on)
+    cg_par_begin(B, n, &par);
+  LLVMValueRef i = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
+  LLVMValueRef e = eval_def(B, v, &x);
+  store_elem(B, v->type.dtype, f->buf, i, e);
+  loop_close(B, &L);
+  if (on)
+    cg_par_end(B, &par);
+}
+
 /* buf[i] = v[i] for every element, by v's definition. */
 static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
   if (flat_def_ok(B, v) || v->type.rank <= 1) {
-    Loop L;
-    LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
-    Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
-    LLVMValueRef e = eval_def(B, v, &x);
-    store_elem(B, v->type.dtype, buf, i, e);
-    loop_close(B, &L);
+    emit_versions(B, numel(B, &v->type, 0, v->type.rank), fill_version, &f);
     return;
   }
   Idx x = {v->type.rank, {0}, NULL};
@@ -608,24 +649,43 @@ static void form_groups(Body *B, int n) {
   free(count);
 }
 
-/* One loop computing every member of the group that starts at `first`. */
-static void emit_group(Body *B, Inst *first) {
-  Cg *g = B->g;
-  int gid = first->id;
+typedef struct Group {
+  Inst *first;
   const Type *space;
-  flat_member(B, first, &space);
-  for (Inst *i = first; i; i = i->next) {
+  LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
+} Group;
+
+/* One version of a group's loop (see emit_versions). On the pool each
+ * chunk leaves its reductions' values in part[], combined in chunk order
+ * so that the result does not depend on the number of threads. */
+static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
+  Group *gr = ctx;
+  Cg *g = B->g;
+  int gid = gr->first->id;
+  const Type *space = gr->space;
+  Par par;
+  if (on)
+    cg_par_begin(B, n, &par);
+  int nred = 0;
+  for (Inst *i = gr->first; i; i = i->next)
+    nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
+  LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
+  int r = 0;
+  for (Inst *i = gr->first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
       s->reg = NULL;
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
       i->aux = entry_alloca(B, t);
       LLVMBuildStore(g->b, reduce_init(i->op, t), i->aux);
+      if (on)
+        part[r] = cg_par_partials(B, &par, t);
+      r++;
     }
   }
   Loop L;
-  LLVMValueRef iv = loop_open(B, numel(B, space, 0, space->rank), &L);
-  for (Inst *i = first; i; i = i->next) {
+  LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  for (Inst *i = gr->first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;
@@ -643,18 +703,66 @@ static void emit_group(Body *B, Inst *first) {
       store_elem(B, i->type.dtype, s->buf, iv, s->reg);
   }
   loop_close(B, &L);
+  for (Inst *i = gr->first; i; i = i->next)
+    if (slot(B, i)->group == gid)
+      slot(B, i)->reg = NULL;
+  LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
+  r = 0;
+  for (Inst *i = gr->first; i; i = i->next) {
+    if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
+      continue;
+    LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+    LLVMValueRef at = on ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : gr->fin[r];
+    LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, t, i->aux, ""), at);
+    r++;
+  }
+  if (on) {
+    cg_par_end(B, &par);
+    r = 0;
+    for (Inst *i = gr->first; i; i = i->next) {
+      if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
+        continue;
+      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+      LLVMBuildStore(g->b, reduce_init(i->op, t), gr->fin[r]);
+      Loop C;
+      LLVMValueRef k = loop_open(B, par.nchunks, &C);
+      LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[r], &k, 1, ""), "");
+      LLVMBuildStore(g->b, combine(g, i->op, LLVMBuildLoad2(g->b, t, gr->fin[r], ""), x), gr->fin[r]);
+      loop_close(B, &C);
+      r++;
+    }
+  }
+  free(part);
+}
+
+/* One loop computing every member of the group that starts at `first`. */
+static void emit_group(Body *B, Inst *first) {
+  Cg *g = B->g;
+  int gid = first->id;
+  Group gr = {first, NULL, NULL};
+  flat_member(B, first, &gr.space);
+  int nred = 0;
+  for (Inst *i = first; i; i = i->next)
+    nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
+  gr.fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
+  int r = 0;
+  for (Inst *i = first; i; i = i->next)
+    if (slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
+      gr.fin[r++] = entry_alloca(B, cg_elem_type(g, i->type.dtype));
+  emit_versions(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
+  r = 0;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;
-    s->reg = NULL;
     s->computed = true;
     if (ir_ops[i->op].shape == SH_REDUCE) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), LLVMBuildLoad2(g->b, t, i->aux, ""));
+      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), LLVMBuildLoad2(g->b, t, gr.fin[r++], ""));
       i->aux = NULL;
     }
   }
+  free(gr.fin);
 }
 
 /* ---- size checks ---- */
@@ -799,7 +907,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
 
   int n = ir_renumber(f);
-  Body B = {g, f, fn, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  Body B = {g, f, fn, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
@@ -828,13 +936,22 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
   check_sizes(&B, n);
-  /* Temporaries: one allocation for all of them, sized at run time. */
-  LLVMValueRef total = i64c(g, 0);
+  /* Temporaries: one block from the thread's workspace, laid out by
+   * liveness (cg_temps.c). */
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+  /* A function without loops or branches lays its temporaries out by
+   * liveness (cg_temps.c); one with them, one after the other, with room
+   * for the regions' buffers (cg_region.c). */
+  bool plain = true;
+  for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
+    plain = !i->nregions && i->op != OP_proj;
+  LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
+  bool any_temp = total != NULL;
+  for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
     if (i->nregions) {
       total = cg_region_reserve(&B, i, total);
+      any_temp = true;
       continue;
     }
     if (!s->has_buf || s->buf || i->op == OP_reshape || i->op == OP_proj || s->internal ||
@@ -845,14 +962,12 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
     total = add64(g, total, bytes);
     s->temp = i->id;
+    any_temp = true;
   }
   LLVMValueRef base = NULL;
   LLVMTypeRef fty;
-  bool any_temp = false;
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    any_temp |= slot(&B, i)->temp >= 0 || i->nregions;
   if (any_temp) {
-    LLVMValueRef alloc = declare_rt(g, "sg_rt_alloc", g->ptr, &g->i64, 1, &fty);
+    LLVMValueRef alloc = declare_rt(g, "sg_rt_ws_acquire", g->ptr, &g->i64, 1, &fty);
     base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
@@ -888,7 +1003,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   }
   cg_region_finish(&B);
   if (base) {
-    LLVMValueRef fr = declare_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
+    LLVMValueRef fr = declare_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));

@@ -33,6 +33,18 @@ typedef struct Slot {
 
 typedef struct RegionCg RegionCg;
 
+/* A loop being moved into a function of its own for the thread pool
+ * (cg_parallel.c). */
+typedef struct Par {
+  LLVMValueRef n, chunk, nchunks; /* in the enclosing body */
+  LLVMValueRef fn, begin, end;    /* the loop's function and its range */
+  LLVMBasicBlockRef loads, start; /* its entry (loads from the context), its loop */
+  LLVMBasicBlockRef saved_block, saved_entry;
+  LLVMValueRef saved_fn;
+  LLVMValueRef *outer, *inner;    /* captured values: body's, loop function's */
+  int ncap, capcap;
+} Par;
+
 /* A function body in progress (cg_func.c). */
 typedef struct Body {
   Cg *g;
@@ -46,6 +58,7 @@ typedef struct Body {
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   LLVMBasicBlockRef fail; /* out of memory for a tape (cg_region.c); NULL if unused */
   LLVMValueRef fail_bytes; /* alloca: how many bytes were asked for */
+  Par *par;            /* the parallel loop being generated, or NULL */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -90,6 +103,32 @@ LLVMMetadataRef cg_debug_at(Cg *g, const Inst *i);
 void cg_debug_restore(Cg *g, LLVMMetadataRef prev);
 void cg_debug_end(Cg *g);    /* the function of cg_debug_func is done */
 void cg_debug_finish(Cg *g); /* before verifying and optimizing the module */
+
+/* ---- cg_temps.c ---- */
+/* Lays out f's temporaries (values with memory that is neither an output
+ * nor a view) in one block, sharing space between values not live at once:
+ * sets their Slot.temp, offset[id] to each one's byte offset, and returns
+ * the block's size in bytes (i64, computed at the builder's position), or
+ * NULL if f has no temporaries. */
+LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
+
+/* ---- cg_parallel.c ---- */
+/* Whether a loop over n elements is worth running on the pool: NULL if
+ * never, else an i1 (constant true, or a test emitted at the builder). */
+LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n);
+/* Starts the parallel loop: the builder moves to the loop's own function,
+ * whose range is [p->begin, p->end). */
+void cg_par_begin(Body *B, LLVMValueRef n, Par *p);
+/* Ends it: back in the body, which runs the loop on the thread pool. */
+void cg_par_end(Body *B, Par *p);
+/* v as seen from the code being generated (inside a parallel loop: loaded
+ * from the loop's context). Every value of the body a loop uses goes
+ * through here. */
+LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
+/* An array of one partial result per chunk (in the body's frame), and the
+ * chunk a loop function's range is. */
+LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);
+LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);

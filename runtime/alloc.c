@@ -1,9 +1,11 @@
-/* alloc.c: temporaries for generated code, plus the failure-injection hook.
+/* alloc.c: aligned allocation for the runtime, plus the failure-injection
+ * hook.
  *
- * Generated functions take their scratch buffers from sg_rt_alloc so that
- * every buffer is 64-byte aligned (one cache line, one AVX-512 vector) and so
- * that tests can make the n-th allocation fail and check that the function
- * reports SG_ERR_ALLOC, writes nothing and leaks nothing. The hook's counter
+ * Every buffer is 64-byte aligned (one cache line, one AVX-512 vector).
+ * Generated functions take their temporaries from the per-thread workspace
+ * (workspace.c), which allocates here; the hook lets tests make the n-th
+ * request for temporaries fail and check that the function reports
+ * SG_ERR_ALLOC, writes nothing and leaks nothing. The hook's counter
  * is the only mutable global in the runtime; it is atomic because generated
  * functions allocate from several threads at once. */
 #include <stdatomic.h>
@@ -22,7 +24,7 @@ void sg_rt_fail_alloc_after(int n) {
 
 /* Counts this call against the hook; true if it is the one that fails. The
  * compare-exchange makes exactly one of several racing callers see 0. */
-static int injected_failure(void) {
+int sg_rt_injected_failure(void) {
   int v = atomic_load(&fail_countdown);
   while (v >= 0) {
     if (atomic_compare_exchange_weak(&fail_countdown, &v, v - 1))
@@ -32,8 +34,12 @@ static int injected_failure(void) {
 }
 
 void *sg_rt_alloc(int64_t bytes) {
-  if (injected_failure())
+  if (sg_rt_injected_failure())
     return NULL;
+  return sg_rt_alloc_raw(bytes);
+}
+
+void *sg_rt_alloc_raw(int64_t bytes) {
   /* Sizes come from shape arithmetic; anything this large is a bug or an
    * overflow upstream, and must not wrap when rounded up below. */
   if (bytes < 0 || (uint64_t)bytes > (uint64_t)INT64_MAX / 2 ||

@@ -103,7 +103,9 @@ static int fail(const sg_rt_sig *sig, int code, const char *what,
 static int shape_mismatch(const sg_rt_sig *sig, int32_t i, const sg_tensor *t,
                           int32_t bad, const int64_t *syms) {
   const sg_rt_arg *a = &sig->args[i];
-  msgbuf mb = {.len = 0};
+  msgbuf mb; /* not zeroed: a 1 KiB memset per argument would be most of
+               * the cost of a small call */
+  mb.len = 0;
   mb.s[0] = 0;
   put(&mb, "has shape ");
   put_shape(&mb, t);
@@ -133,10 +135,13 @@ static int shape_mismatch(const sg_rt_sig *sig, int32_t i, const sg_tensor *t,
   return fail(sig, SG_ERR_SHAPE, "argument", a->name, &mb);
 }
 
+/* Checks argument i; on success *bytes is its size in bytes. */
 static int check_one(const sg_rt_sig *sig, int32_t i, const sg_tensor *t,
-                     int64_t *syms) {
+                     int64_t *syms, int64_t *bytes) {
   const sg_rt_arg *a = &sig->args[i];
-  msgbuf mb = {.len = 0};
+  msgbuf mb; /* not zeroed: a 1 KiB memset per argument would be most of
+               * the cost of a small call */
+  mb.len = 0;
   mb.s[0] = 0;
   if (!t) {
     put(&mb, "is NULL");
@@ -183,10 +188,8 @@ static int check_one(const sg_rt_sig *sig, int32_t i, const sg_tensor *t,
     int64_t v = t->shape[d];
     if (v == 0)
       zero = 1;
-    else if (!big && n > limit / v)
+    else if (!big && (__builtin_mul_overflow(n, v, &n) || n > limit))
       big = 1;
-    else if (!big)
-      n *= v;
   }
   if (big && !zero) {
     put(&mb, "has shape ");
@@ -205,38 +208,38 @@ static int check_one(const sg_rt_sig *sig, int32_t i, const sg_tensor *t,
       return shape_mismatch(sig, i, t, d, syms);
     }
   }
+  *bytes = zero ? 0 : n * elem_size(a->dtype);
   return SG_OK;
-}
-
-/* Byte range of argument i; only called once all shapes have passed. */
-static void byte_range(const sg_rt_sig *sig, const sg_tensor *const *args,
-                       int32_t i, uintptr_t *lo, uintptr_t *hi) {
-  uintptr_t base = (uintptr_t)args[i]->data;
-  *lo = base;
-  *hi = base + (uintptr_t)(numel(args[i]) * elem_size(sig->args[i].dtype));
 }
 
 int sg_rt_check(const sg_rt_sig *sig, const sg_tensor *const *args,
                 int64_t *syms) {
   for (int32_t s = 0; s < sig->nsyms; s++)
     syms[s] = -1;
+  /* Byte sizes for the overlap test; a signature with more arguments than
+   * fit here (none in practice) recomputes them per pair. */
+  enum { KEEP = 32 };
+  int64_t size[KEEP];
   for (int32_t i = 0; i < sig->nargs; i++) {
-    int r = check_one(sig, i, args[i], syms);
+    int64_t bytes = 0;
+    int r = check_one(sig, i, args[i], syms, &bytes);
     if (r != SG_OK)
       return r;
+    if (i < KEEP)
+      size[i] = bytes;
   }
   for (int32_t i = 0; i < sig->nargs; i++) {
     if (!sig->args[i].is_output)
       continue;
-    uintptr_t lo, hi;
-    byte_range(sig, args, i, &lo, &hi);
+    uintptr_t lo = (uintptr_t)args[i]->data;
+    uintptr_t hi = lo + (uintptr_t)(i < KEEP ? size[i] : numel(args[i]) * elem_size(sig->args[i].dtype));
     if (lo == hi)
       continue; /* an empty tensor overlaps nothing */
     for (int32_t j = 0; j < sig->nargs; j++) {
-      uintptr_t lo2, hi2;
       if (j == i)
         continue;
-      byte_range(sig, args, j, &lo2, &hi2);
+      uintptr_t lo2 = (uintptr_t)args[j]->data;
+      uintptr_t hi2 = lo2 + (uintptr_t)(j < KEEP ? size[j] : numel(args[j]) * elem_size(sig->args[j].dtype));
       if (lo2 != hi2 && lo < hi2 && lo2 < hi) {
         sg_rt_set_error("%s: output '%s' overlaps argument '%s'", sig->func,
                         sig->args[i].name, sig->args[j].name);

@@ -12,8 +12,9 @@
  * SIMD vectors), A values are broadcast. m == 1 and n == 1 go to a
  * matrix-vector loop, tiny products to an unpacked loop, and so does the
  * whole product if the packing buffer cannot be allocated (gemm returns
- * void, so it must not fail). The packing buffer is allocated per call:
- * there is no global or thread-local state to leak.
+ * void, so it must not fail). The packing buffer is the calling thread's,
+ * kept between calls (workspace.c): a repeated product allocates nothing
+ * and takes no page fault.
  *
  * Portability: the library runs on machines other than the build machine, so
  * the kernels are compiled three times (gemm_tmpl.h) -- plain C vectors for

@@ -290,6 +290,67 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
   }
 }
 
+/* A large matrix-vector product on the thread pool. The split depends on
+ * the sizes only, so the bits do not depend on the thread count:
+ *   - y[j] = dot(row j, x) (tmat): slices of rows, each element computed
+ *     exactly as unsplit;
+ *   - y = sum of rows (not tmat), many columns: slices of whole JB-column
+ *     blocks (gemv's own blocks), again exactly as unsplit;
+ *   - y = sum of rows, few columns and many rows (the adjoint of x @ w):
+ *     each part sums a fixed range of rows into its own partial, and the
+ *     partials are added in order. */
+typedef struct F(Gv) {
+  int64_t nn, k, incx, ld, incy, step;
+  const T *x, *mat;
+  T *y, *part;
+  int tmat, acc;
+} F(Gv);
+
+static void F(gv_slice)(void *ctx, int64_t begin, int64_t end) {
+  const F(Gv) *g = ctx;
+  const T *mat = g->tmat ? g->mat + begin * g->ld : g->mat + begin;
+  F(gemv)(end - begin, g->k, g->x, g->incx, mat, g->ld, g->tmat, g->y + begin * g->incy, g->incy,
+          g->acc);
+}
+
+static void F(gv_rows)(void *ctx, int64_t begin, int64_t end) {
+  const F(Gv) *g = ctx;
+  F(gemv)(g->nn, end - begin, g->x + begin * g->incx, g->incx, g->mat + begin * g->ld, g->ld, 0,
+          g->part + begin / g->step * g->nn, 1, 0);
+}
+
+enum { F(GV_WORK) = 1 << 16, F(GV_PARTS) = 32, F(GV_NARROW) = 256, F(GV_JB) = 2048 / sizeof(T) };
+
+static TGT void F(gemv_par)(int64_t nn, int64_t k, const T *x, int64_t incx, const T *mat,
+                            int64_t ld, int tmat, T *y, int64_t incy, int acc) {
+  F(Gv) g = {nn, k, incx, ld, incy, 0, x, mat, y, NULL, tmat, acc};
+  if ((double)nn * (double)k < 4.0 * F(GV_WORK)) {
+    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+  } else if (tmat) {
+    g.step = F(GV_WORK) / k + 1;
+    sg_rt_parallel_for(nn, g.step, F(gv_slice), &g);
+  } else if (nn >= 2 * F(GV_JB)) {
+    g.step = F(GV_JB) * (F(GV_WORK) / (F(GV_JB) * k) + 1);
+    sg_rt_parallel_for(nn, g.step, F(gv_slice), &g);
+  } else if (nn <= F(GV_NARROW) && k >= 2 * F(GV_WORK) / nn) {
+    _Alignas(64) T part[F(GV_PARTS) * F(GV_NARROW)];
+    g.step = (k + F(GV_PARTS) - 1) / F(GV_PARTS);
+    if (g.step < F(GV_WORK) / nn)
+      g.step = F(GV_WORK) / nn;
+    g.part = part;
+    sg_rt_parallel_for(k, g.step, F(gv_rows), &g);
+    int64_t parts = (k + g.step - 1) / g.step;
+    for (int64_t j = 0; j < nn; j++) {
+      T s = acc ? y[j * incy] : 0;
+      for (int64_t q = 0; q < parts; q++)
+        s += part[q * nn + j];
+      y[j * incy] = s;
+    }
+  } else {
+    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+  }
+}
+
 /* C (+)= op(A) op(B) row by row through gemv: no packing, no allocation. */
 static TGT void F(by_rows)(int ta, int tb, int64_t m, int64_t n, int64_t k,
                            const T *a, int64_t lda, const T *b, int64_t ldb,
@@ -303,47 +364,106 @@ static inline int64_t F(roundup)(int64_t x, int64_t unit) {
   return (x + unit - 1) / unit * unit;
 }
 
-/* The packed product. With ct, the operands are already swapped (the
- * caller computes C^T = op(B)^T op(A)^T) and C is stored transposed. */
-static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
-                           const T *a, int64_t lda, const T *b, int64_t ldb,
-                           T *c, int64_t ldc, int acc, int ct) {
-  int64_t mcb = F(block)(m, MC, MR), kcb = F(block)(k, KC, 1),
-          ncb = F(block)(n, NC, NR);
+/* C (+)= op(A) op(B) restricted to rows [r0, r1) and columns [c0, c1) of
+ * C, through by_rows (the fallback when no packing buffer is available). */
+static TGT void F(by_rows_part)(int ta, int tb, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                                int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+                                T *c, int64_t ldc, int acc) {
+  F(by_rows)(ta, tb, r1 - r0, c1 - c0, k, ta ? a + r0 : a + r0 * lda, lda,
+             tb ? b + c0 * ldb : b + c0, ldb, c + r0 * ldc + c0, ldc, acc);
+}
+
+/* The packed product for rows [m0, m1) and columns [n0, n1) of op(A) op(B).
+ * With ct, the operands are already swapped (the caller computes
+ * C^T = op(B)^T op(A)^T) and C is stored transposed. Each element's sum
+ * runs over the same KC slices in the same order, and tiles sit at the
+ * same multiples of MR and NR, whatever the part (m0 and n0 are multiples
+ * of MR and NR): splitting the product never changes a bit. */
+static TGT void F(blocked_part)(int ta, int tb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                                int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+                                T *c, int64_t ldc, int acc, int ct) {
+  int64_t mcb = F(block)(m1 - m0, MC, MR), kcb = F(block)(k, KC, 1),
+          ncb = F(block)(n1 - n0, NC, NR);
   /* One buffer for both packed blocks; the A part is rounded to whole cache
    * lines so that the B part stays 64-byte aligned for VLOADA. Small
-   * products pack on the stack: malloc would cost more than the product. */
+   * products pack on the stack; larger ones in the thread's cached packing
+   * buffer (workspace.c), so repeated products allocate nothing. */
   size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
   size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
   _Alignas(64) T stackbuf[STACKBYTES / sizeof(T)];
   void *buf = stackbuf;
   if (abytes + bbytes > sizeof stackbuf &&
-      posix_memalign(&buf, 64, abytes + bbytes) != 0) {
+      !(buf = sg_rt_pack_buffer((int64_t)(abytes + bbytes)))) {
     if (ct) /* undo the swap: by_rows wants the original operands */
-      F(by_rows)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc);
+      F(by_rows_part)(!tb, !ta, n0, n1, m0, m1, k, b, ldb, a, lda, c, ldc, acc);
     else
-      F(by_rows)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc);
+      F(by_rows_part)(ta, tb, m0, m1, n0, n1, k, a, lda, b, ldb, c, ldc, acc);
     return;
   }
   T *pa = buf, *pb = (T *)((char *)buf + abytes);
-  for (int64_t ic = 0; ic < m; ic += mcb) {
-    int64_t mc = F(min64)(mcb, m - ic);
+  for (int64_t ic = m0; ic < m1; ic += mcb) {
+    int64_t mc = F(min64)(mcb, m1 - ic);
     for (int64_t pc = 0; pc < k; pc += kcb) {
       int64_t kc = F(min64)(kcb, k - pc);
       /* The first pass over k stores (C is not read unless acc: it may
        * hold garbage); later passes add. */
       int beta = acc || pc > 0;
       F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
-      for (int64_t jc = 0; jc < n; jc += ncb) {
-        int64_t nc = F(min64)(ncb, n - jc);
+      for (int64_t jc = n0; jc < n1; jc += ncb) {
+        int64_t nc = F(min64)(ncb, n1 - jc);
         F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
         F(macro)(mc, nc, kc, pa, pb, c + (ct ? jc * ldc + ic : ic * ldc + jc),
                  ldc, beta, ct);
       }
     }
   }
-  if (buf != stackbuf)
-    free(buf);
+}
+
+/* A product split into parts for the thread pool: along m (in units of
+ * MR rows) or n (NR columns), whichever has more register tiles. */
+typedef struct F(Split) {
+  int ta, tb, acc, ct, along_m;
+  int64_t m, n, k, lda, ldb, ldc, units, parts;
+  const T *a, *b;
+  T *c;
+} F(Split);
+
+static void F(run_parts)(void *ctx, int64_t begin, int64_t end) {
+  const F(Split) *s = ctx;
+  for (int64_t p = begin; p < end; p++) {
+    int64_t u0 = p * s->units / s->parts, u1 = (p + 1) * s->units / s->parts;
+    int64_t m0 = 0, m1 = s->m, n0 = 0, n1 = s->n;
+    if (s->along_m)
+      m0 = u0 * MR, m1 = F(min64)(u1 * MR, s->m);
+    else
+      n0 = u0 * NR, n1 = F(min64)(u1 * NR, s->n);
+    F(blocked_part)(s->ta, s->tb, m0, m1, n0, n1, s->k, s->a, s->lda, s->b, s->ldb, s->c,
+                    s->ldc, s->acc, s->ct);
+  }
+}
+
+/* The packed product, split into parts of about PART_WORK multiply-adds
+ * each (at most MAX_PARTS) that the pool runs in parallel. The split
+ * depends only on the sizes, never on the number of threads. */
+enum { F(PART_WORK) = 1 << 21, F(MAX_PARTS) = 32 };
+static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const T *a, int64_t lda, const T *b, int64_t ldb,
+                           T *c, int64_t ldc, int acc, int ct) {
+  int64_t um = (m + MR - 1) / MR, un = (n + NR - 1) / NR;
+  double work = (double)m * (double)n * (double)k;
+  int along_m = um >= un;
+  int64_t units = along_m ? um : un;
+  int64_t parts = work < 2.0 * F(PART_WORK) ? 1 : (int64_t)(work / F(PART_WORK));
+  if (parts > F(MAX_PARTS))
+    parts = F(MAX_PARTS);
+  if (parts > units)
+    parts = units;
+  if (parts <= 1) {
+    F(blocked_part)(ta, tb, 0, m, 0, n, k, a, lda, b, ldb, c, ldc, acc, ct);
+    return;
+  }
+  F(Split) s = {ta, tb, acc, ct, along_m, m, n, k, lda, ldb, ldc, units, parts, a, b, c};
+  sg_rt_parallel_for(parts, 1, F(run_parts), &s);
 }
 
 static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
@@ -358,11 +478,11 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
     return;
   }
   if (m == 1) { /* row vector times matrix */
-    F(gemv)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
+    F(gemv_par)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
     return;
   }
   if (n == 1) { /* matrix times column vector: C^T = op(B)^T op(A)^T */
-    F(gemv)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
+    F(gemv_par)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
     return;
   }
   if (!tb && m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {

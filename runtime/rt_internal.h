@@ -15,6 +15,17 @@ void sg_rt_set_error(const char *fmt, ...)
 #endif
     ;
 
+/* The failure-injection hook (sg_rt_fail_alloc_after): counts one request
+ * for temporaries, true if it is the one that must fail. */
+int sg_rt_injected_failure(void);
+/* sg_rt_alloc without the hook: 64-byte aligned, NULL on failure. */
+void *sg_rt_alloc_raw(int64_t bytes);
+
+/* The calling thread's cached packing buffer for sg_rt_gemm, grown to at
+ * least `bytes` (contents not kept), 64-byte aligned; NULL if that fails.
+ * Freed with the rest of the thread's workspace. */
+void *sg_rt_pack_buffer(int64_t bytes);
+
 /* Kernel variants of sg_rt_gemm_f32/f64. */
 enum { SG_RT_ISA_GENERIC = 0, SG_RT_ISA_AVX2 = 1, SG_RT_ISA_AVX512 = 2 };
 /* The variant sg_rt_gemm_* picks on this CPU. */

@@ -5,7 +5,7 @@
  * descriptor before it writes anything and returns one of the SG_ codes;
  * sg_last_error() then says what was wrong, e.g.
  *   xent_grad: argument 'x' has shape [5], expected [d] with d = 4 (bound by 'w')
- * Link with -lsgrt -lm. */
+ * Link with -lsgrt -lm -lpthread. */
 #ifndef SG_RUNTIME_H
 #define SG_RUNTIME_H
 
@@ -26,6 +26,8 @@ typedef struct sg_tensor {
 enum { SG_OK = 0, SG_ERR_NULL, SG_ERR_DTYPE, SG_ERR_RANK, SG_ERR_SHAPE,
        SG_ERR_ALIAS, SG_ERR_ALLOC };
 const char *sg_last_error(void);  /* this thread's message for its last failure */
+void sg_set_num_threads(int n);   /* v2: threads a call may use; 0: all cores */
+void sg_release_workspace(void);  /* v2: free this thread's cached temporaries */
 
 #ifdef __cplusplus
 }

@@ -37,12 +37,20 @@ typedef struct sg_rt_sig {
  * message and returns the SG_ERR_ code. */
 int sg_rt_check(const sg_rt_sig *sig, const sg_tensor *const *args, int64_t *syms);
 
-/* Temporaries. sg_rt_alloc returns 64-byte aligned memory or NULL;
- * sg_rt_alloc_failed sets "FUNC: cannot allocate N bytes for temporaries"
- * and returns SG_ERR_ALLOC. */
+/* Temporaries. A generated function takes one block for all of them from
+ * the calling thread's workspace (workspace.c), kept between calls:
+ * sg_rt_ws_acquire returns it, 64-byte aligned and at least `bytes` long,
+ * or NULL; sg_rt_ws_release hands it back at the end of the call.
+ * sg_rt_alloc/sg_rt_free are plain aligned allocations. sg_rt_alloc_failed
+ * sets "FUNC: cannot allocate N bytes for temporaries" and returns
+ * SG_ERR_ALLOC. */
+void *sg_rt_ws_acquire(int64_t bytes);
+void sg_rt_ws_release(void *p);
 void *sg_rt_alloc(int64_t bytes);
 void sg_rt_free(void *p);
 int sg_rt_alloc_failed(const char *func, int64_t bytes);
+/* Test hook: the size of this thread's cached block of temporaries. */
+int64_t sg_rt_ws_bytes(void);
 
 /* Sets "FUNC: with these argument sizes an intermediate tensor would have
  * 2^62 bytes or more" and returns SG_ERR_ALLOC: the generated code checks
@@ -59,9 +67,21 @@ typedef struct sg_rt_tape {
 void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes);
 void sg_rt_tape_free(sg_rt_tape *t);
 
-/* Test hook: the n-th call to sg_rt_alloc from now on (0: the next) fails;
+/* Test hook: the n-th request for temporaries (sg_rt_ws_acquire, even one
+ * the cached block serves, or sg_rt_alloc) from now on (0: the next) fails;
  * n < 0 turns failures off. */
 void sg_rt_fail_alloc_after(int n);
+
+/* The thread pool (pool.c). sg_rt_parallel_for runs body(ctx, begin, end)
+ * for the chunks [0, chunk), [chunk, 2 chunk), ... of [0, n), on up to
+ * sg_rt_num_threads() threads, the caller's included, and returns when all
+ * are done. The chunks do not depend on the number of threads: keeping one
+ * partial result per chunk and combining them in order gives the same bits
+ * for any thread count. Safe to call from several threads at once and from
+ * inside a body (those run their chunks serially). */
+typedef void sg_rt_body(void *ctx, int64_t begin, int64_t end);
+void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx);
+int sg_rt_num_threads(void);
 
 /* C = op(A) * op(B), or C += op(A) * op(B) when accumulate is non-zero.
  * op(A) is m x k: A is m x k (lda >= k), or k x m when trans_a (lda >= m).

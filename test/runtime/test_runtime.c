@@ -581,9 +581,45 @@ static void test_gemm(void) {
   free(want);
 }
 
+/* The workspace: one cached block per thread, handed out while not busy,
+ * grown on demand, the hook counting every request (cached or not). */
+static void test_workspace(void) {
+  sg_release_workspace();
+  CHECK_INT(sg_rt_ws_bytes(), 0);
+  unsigned char *p = sg_rt_ws_acquire(1000);
+  CHECK(p && (uintptr_t)p % 64 == 0, "acquire(1000) = %p", (void *)p);
+  memset(p, 1, 1000);
+  /* a nested request while busy gets memory of its own */
+  unsigned char *q = sg_rt_ws_acquire(100);
+  CHECK(q && q != p && (uintptr_t)q % 64 == 0, "nested acquire = %p", (void *)q);
+  sg_rt_ws_release(q);
+  sg_rt_ws_release(p);
+  CHECK(sg_rt_ws_acquire(500) == p, "a smaller request got another block");
+  sg_rt_ws_release(p);
+  CHECK_INT(sg_rt_ws_bytes(), 1000);
+  unsigned char *r = sg_rt_ws_acquire(1 << 20);
+  CHECK(r != NULL, "acquire(1 MiB) = NULL");
+  memset(r, 2, 1 << 20);
+  sg_rt_ws_release(r);
+  CHECK_INT(sg_rt_ws_bytes(), 1 << 20);
+  sg_rt_fail_alloc_after(1);
+  p = sg_rt_ws_acquire(64);
+  CHECK(p == r, "the first request after after(1) was not served from the cache");
+  sg_rt_ws_release(p);
+  CHECK(sg_rt_ws_acquire(64) == NULL, "after(1): the cached request did not fail");
+  sg_rt_fail_alloc_after(-1);
+  CHECK(sg_rt_ws_acquire(-1) == NULL, "acquire(-1) != NULL");
+  p = sg_rt_ws_acquire(0);
+  CHECK(p != NULL, "acquire(0) = NULL");
+  sg_rt_ws_release(p);
+  sg_release_workspace();
+  CHECK_INT(sg_rt_ws_bytes(), 0);
+}
+
 int main(void) {
   test_check();
   test_errors_and_alloc();
+  test_workspace();
   test_gemm();
   printf("%s: %d checks, %d failures (gemm kernels: %s)\n",
          nfails ? "FAILED" : "PASSED", nchecks, nfails,

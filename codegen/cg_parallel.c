@@ -1,0 +1,152 @@
+/* Parallel loops: a large flat loop of a function body is moved into a
+ * function of its own,
+ *
+ *   void f.body.par(ctx *c, i64 begin, i64 end)   -- the loop over [begin, end)
+ *
+ * and the body calls sg_rt_parallel_for(n, chunk, f.body.par, c), which runs
+ * it on the runtime's thread pool. The chunk depends on n only (never on
+ * the thread count), so a reduction that keeps one partial per chunk and
+ * combines the partials in chunk order gives the same bits on any number of
+ * threads.
+ *
+ * The loop is generated as usual (cg_func.c), with the builder in the new
+ * function; every value of the enclosing body it uses (buffer pointers,
+ * symbolic sizes) passes through cg_outer, which loads it from the context
+ * at the new function's entry the first time. When the loop is done,
+ * cg_par_end stores those values into the context (a stack array of the
+ * body) and emits the call.
+ *
+ * A loop under two chunks would run as one chunk anyway: with a literal
+ * size it stays inline; with a symbolic one the body tests the size and
+ * runs an inline copy of the loop when it is small, so that small calls
+ * pay nothing for the pool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* Elements per chunk at least, and chunks at most (so a reduction's
+ * partials fit a fixed array). */
+enum { PAR_CHUNK = 1 << 14, PAR_MAX_CHUNKS = 1024 };
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+static LLVMValueRef parent_fn(LLVMValueRef v) {
+  if (LLVMIsAArgument(v))
+    return LLVMGetParamParent(v);
+  if (LLVMIsAInstruction(v))
+    return LLVMGetBasicBlockParent(LLVMGetInstructionParent(v));
+  return NULL;
+}
+
+LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
+  Par *p = B->par;
+  if (!p || !v || LLVMIsAConstant(v) || parent_fn(v) == p->fn)
+    return v;
+  for (int k = 0; k < p->ncap; k++)
+    if (p->outer[k] == v)
+      return p->inner[k];
+  if (p->ncap == p->capcap) {
+    p->capcap = p->capcap ? 2 * p->capcap : 8;
+    p->outer = xrealloc(p->outer, sizeof(LLVMValueRef) * (size_t)p->capcap);
+    p->inner = xrealloc(p->inner, sizeof(LLVMValueRef) * (size_t)p->capcap);
+  }
+  Cg *g = B->g;
+  LLVMBuilderRef lb = LLVMCreateBuilderInContext(g->ctx);
+  LLVMPositionBuilderAtEnd(lb, p->loads);
+  LLVMValueRef at = i64c(g, 8 * p->ncap);
+  LLVMValueRef ptr = LLVMBuildInBoundsGEP2(lb, g->i8, LLVMGetParam(p->fn, 0), &at, 1, "");
+  LLVMValueRef x = LLVMBuildLoad2(lb, LLVMTypeOf(v), ptr, "cap");
+  LLVMDisposeBuilder(lb);
+  p->outer[p->ncap] = v;
+  p->inner[p->ncap] = x;
+  p->ncap++;
+  return x;
+}
+
+static LLVMValueRef alloca_at_entry(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
+  LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first)
+    LLVMPositionBuilderBefore(ab, first);
+  else
+    LLVMPositionBuilderAtEnd(ab, entry);
+  LLVMValueRef a = LLVMBuildAlloca(ab, t, name);
+  LLVMDisposeBuilder(ab);
+  return a;
+}
+
+LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
+  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
+}
+
+LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
+  if (B->par)
+    return NULL; /* already inside a parallel loop */
+  if (LLVMIsAConstantInt(n))
+    return LLVMConstIntGetSExtValue(n) < 2 * PAR_CHUNK ? NULL : LLVMConstInt(B->g->i1, 1, 0);
+  return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, 2 * PAR_CHUNK, 1), "big");
+}
+
+void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
+  Cg *g = B->g;
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  /* chunk = max(PAR_CHUNK, ceil(n / PAR_MAX_CHUNKS)); nchunks = ceil(n / chunk) */
+  LLVMValueRef per = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, i64c(g, PAR_MAX_CHUNKS - 1), ""),
+                                   i64c(g, PAR_MAX_CHUNKS), "");
+  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLT, per, i64c(g, PAR_CHUNK), "");
+  p->chunk = LLVMBuildSelect(g->b, small, i64c(g, PAR_CHUNK), per, "chunk");
+  p->nchunks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, p->chunk, i64c(g, 1), ""), ""),
+                             p->chunk, "nchunks");
+  LLVMTypeRef ps[3] = {g->ptr, g->i64, g->i64};
+  char name[256];
+  snprintf(name, sizeof name, "%s.par", LLVMGetValueName(B->fn));
+  p->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->vd, ps, 3, 0));
+  LLVMSetLinkage(p->fn, LLVMInternalLinkage);
+  p->loads = LLVMAppendBasicBlockInContext(g->ctx, p->fn, "entry");
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(g->ctx, p->fn, "start");
+  p->start = start;
+  p->begin = LLVMGetParam(p->fn, 1);
+  p->end = LLVMGetParam(p->fn, 2);
+  p->saved_block = LLVMGetInsertBlock(g->b);
+  p->saved_fn = B->fn;
+  p->saved_entry = B->entry;
+  B->fn = p->fn;
+  B->entry = p->loads;
+  B->par = p;
+  LLVMPositionBuilderAtEnd(g->b, start);
+}
+
+LLVMValueRef cg_par_chunk_index(Body *B, Par *p) {
+  return LLVMBuildSDiv(B->g->b, p->begin, cg_outer(B, p->chunk), "");
+}
+
+void cg_par_end(Body *B, Par *p) {
+  Cg *g = B->g;
+  LLVMBuildRetVoid(g->b);
+  LLVMBuilderRef lb = LLVMCreateBuilderInContext(g->ctx);
+  LLVMPositionBuilderAtEnd(lb, p->loads);
+  LLVMBuildBr(lb, p->start);
+  LLVMDisposeBuilder(lb);
+  B->par = NULL;
+  B->fn = p->saved_fn;
+  B->entry = p->saved_entry;
+  LLVMPositionBuilderAtEnd(g->b, p->saved_block);
+  int ncap = p->ncap ? p->ncap : 1;
+  LLVMValueRef ctx = alloca_at_entry(g, B->entry, LLVMArrayType2(g->i64, (uint64_t)ncap), "ctx");
+  for (int k = 0; k < p->ncap; k++) {
+    LLVMValueRef at = i64c(g, 8 * k);
+    LLVMBuildStore(g->b, p->outer[k], LLVMBuildInBoundsGEP2(g->b, g->i8, ctx, &at, 1, ""));
+  }
+  LLVMTypeRef ps[4] = {g->i64, g->i64, g->ptr, g->ptr};
+  LLVMTypeRef fty = LLVMFunctionType(g->vd, ps, 4, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "sg_rt_parallel_for");
+  if (!fn)
+    fn = LLVMAddFunction(g->mod, "sg_rt_parallel_for", fty);
+  LLVMValueRef args[4] = {p->n, p->chunk, p->fn, ctx};
+  LLVMBuildCall2(g->b, fty, fn, args, 4, "");
+  free(p->outer);
+  free(p->inner);
+  p->outer = p->inner = NULL;
+}

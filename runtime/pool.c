@@ -1,0 +1,201 @@
+/* pool.c: the runtime's thread pool (spec section 9: "a call may split its
+ * work across up to sg_set_num_threads threads").
+ *
+ * sg_rt_parallel_for(n, chunk, body, ctx) runs body(ctx, begin, end) over
+ * [0, n) in chunks of `chunk` indices (the last one shorter). The chunks
+ * are the same whatever the number of threads -- only who runs which
+ * chunk changes -- so code that keeps one partial result per chunk and
+ * combines them in chunk order gets the same bits on 1, 2 or 64 threads.
+ *
+ * The calling thread runs chunks too; workers (created lazily, up to the
+ * thread count minus one) take chunks from one atomic counter. One job runs
+ * at a time: a caller that finds the pool busy (another user thread's call,
+ * or a parallel loop nested in a chunk) runs its chunks itself, in order,
+ * which gives the same result. The thread count comes from
+ * sg_set_num_threads, else the environment variable SG_NUM_THREADS, else
+ * the number of online cores; 0 (or less) means all cores.
+ *
+ * Workers sleep on a condition variable between jobs; they are stopped and
+ * joined at process exit (so leak checkers see no live thread), and
+ * forgotten in the child of a fork (threads do not survive it). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+#include "sgrt.h"
+
+enum { MAX_THREADS = 64 };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;   /* job state */
+static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;     /* a job or quit */
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;     /* busy became 0 */
+
+static pthread_t workers[MAX_THREADS];
+static int nworkers;
+static int quit;
+
+/* The current job (under `lock`, except the chunk counter). */
+static sg_rt_body *job_body;
+static void *job_ctx;
+static int64_t job_n, job_chunk, job_nchunks;
+static atomic_llong job_next;
+static unsigned job_gen; /* bumped per job */
+static int job_open;     /* workers may still join */
+static int job_helpers;  /* workers 0..job_helpers-1 may join */
+static int busy;         /* workers inside the job */
+
+static atomic_int requested = -1; /* sg_set_num_threads; -1: not called */
+static int default_threads;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int cores(void) {
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c < 1 ? 1 : c > MAX_THREADS ? MAX_THREADS : (int)c;
+}
+
+/* A thread count: n <= 0 means all cores. */
+static int clamp_threads(long n) {
+  return n <= 0 ? cores() : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+static void stop_workers(void);
+static void after_fork_child(void);
+
+static void init(void) {
+  const char *env = getenv("SG_NUM_THREADS");
+  char *end = NULL;
+  long n = env ? strtol(env, &end, 10) : 0;
+  /* anything but a whole number counts as unset */
+  default_threads = clamp_threads(env && *env && end && !*end ? n : 0);
+  atexit(stop_workers);
+  pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+void sg_set_num_threads(int n) {
+  pthread_once(&once, init);
+  atomic_store(&requested, clamp_threads(n));
+}
+
+int sg_rt_num_threads(void) {
+  pthread_once(&once, init);
+  int r = atomic_load(&requested);
+  return r > 0 ? r : default_threads;
+}
+
+static void run_chunks(sg_rt_body *body, void *ctx, int64_t n, int64_t chunk,
+                       int64_t nchunks) {
+  for (;;) {
+    int64_t c = atomic_fetch_add(&job_next, 1);
+    if (c >= nchunks)
+      return;
+    int64_t begin = c * chunk, end = n - begin < chunk ? n : begin + chunk;
+    body(ctx, begin, end);
+  }
+}
+
+static void *worker_main(void *arg) {
+  int me = (int)(intptr_t)arg;
+  unsigned seen = 0;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (!quit && !(job_open && job_gen != seen && me < job_helpers))
+      pthread_cond_wait(&wake, &lock);
+    if (quit)
+      break;
+    seen = job_gen;
+    busy++;
+    sg_rt_body *body = job_body;
+    void *ctx = job_ctx;
+    int64_t n = job_n, chunk = job_chunk, nchunks = job_nchunks;
+    pthread_mutex_unlock(&lock);
+    run_chunks(body, ctx, n, chunk, nchunks);
+    pthread_mutex_lock(&lock);
+    if (--busy == 0)
+      pthread_cond_signal(&idle);
+  }
+  pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+/* Workers 0..want-1 exist (as many as could be created); returns how many. */
+static int ensure_workers(int want) {
+  pthread_mutex_lock(&lock);
+  while (nworkers < want && !quit) {
+    if (pthread_create(&workers[nworkers], NULL, worker_main, (void *)(intptr_t)nworkers) != 0)
+      break;
+    nworkers++;
+  }
+  int have = nworkers < want ? nworkers : want;
+  pthread_mutex_unlock(&lock);
+  return have;
+}
+
+void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx) {
+  if (n <= 0)
+    return;
+  if (chunk < 1)
+    chunk = 1;
+  int64_t nchunks = (n - 1) / chunk + 1;
+  int threads = nchunks > 1 ? sg_rt_num_threads() : 1;
+  if (threads > nchunks)
+    threads = (int)nchunks;
+  if (threads <= 1 || pthread_mutex_trylock(&submit) != 0) {
+    for (int64_t begin = 0; begin < n; begin += chunk)
+      body(ctx, begin, n - begin < chunk ? n : begin + chunk);
+    return;
+  }
+  int helpers = ensure_workers(threads - 1);
+  pthread_mutex_lock(&lock);
+  job_body = body;
+  job_ctx = ctx;
+  job_n = n;
+  job_chunk = chunk;
+  job_nchunks = nchunks;
+  atomic_store(&job_next, 0);
+  job_gen++;
+  job_open = 1;
+  job_helpers = helpers;
+  pthread_cond_broadcast(&wake);
+  pthread_mutex_unlock(&lock);
+  run_chunks(body, ctx, n, chunk, nchunks);
+  /* Every chunk is taken; wait for the workers still running one. */
+  pthread_mutex_lock(&lock);
+  job_open = 0;
+  while (busy > 0)
+    pthread_cond_wait(&idle, &lock);
+  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&submit);
+}
+
+static void stop_workers(void) {
+  /* A job still running on another thread at exit: leave the pool alone. */
+  if (pthread_mutex_trylock(&submit) != 0)
+    return;
+  pthread_mutex_lock(&lock);
+  quit = 1;
+  pthread_cond_broadcast(&wake);
+  int n = nworkers;
+  pthread_mutex_unlock(&lock);
+  for (int k = 0; k < n; k++)
+    pthread_join(workers[k], NULL);
+  pthread_mutex_lock(&lock);
+  nworkers = 0;
+  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&submit);
+}
+
+/* The child of a fork has only the forking thread: no workers, and the
+ * locks are reset (another thread may have held them at the fork). */
+static void after_fork_child(void) {
+  pthread_mutex_init(&lock, NULL);
+  pthread_mutex_init(&submit, NULL);
+  pthread_cond_init(&wake, NULL);
+  pthread_cond_init(&idle, NULL);
+  nworkers = 0;
+  busy = 0;
+  job_open = 0;
+}

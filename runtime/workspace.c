@@ -1,0 +1,122 @@
+/* workspace.c: the per-thread workspace behind generated functions'
+ * temporaries (spec section 9: "temporaries are kept per thread between
+ * calls").
+ *
+ * A generated function asks once per call for one block holding all its
+ * temporaries (codegen lays them out in it, reusing the space of dead ones).
+ * The block is kept in the calling thread's workspace after the call, so a
+ * repeated call with the same shapes allocates nothing and touches no fresh
+ * page: glibc would otherwise unmap a large block on free and the next call
+ * would page-fault all of it again. The block only grows (to the largest
+ * request seen); sg_release_workspace() gives it back, and so does the
+ * thread's exit (a pthread key destructor; for the thread that calls exit(),
+ * an atexit handler, since key destructors do not run there).
+ *
+ * A second cached block, the packing buffer, serves sg_rt_gemm on whatever
+ * thread runs it (pool workers included).
+ *
+ * Reentrancy: the block is marked busy while a call uses it; a nested
+ * request on the same thread (nothing in sgc does that today, but a signal
+ * handler or a future runtime callback could) gets a fresh allocation that
+ * sg_rt_ws_release frees, so correctness never depends on nesting. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "rt_internal.h"
+#include "sgrt.h"
+
+typedef struct Block {
+  void *p;
+  int64_t cap;
+} Block;
+
+typedef struct Workspace {
+  Block temps, pack;
+  int busy;       /* temps handed out and not yet released */
+  int registered; /* the key holds this thread's workspace */
+} Workspace;
+
+static _Thread_local Workspace ws;
+static pthread_key_t ws_key;
+static pthread_once_t ws_once = PTHREAD_ONCE_INIT;
+
+static void drop(Block *b) {
+  free(b->p);
+  b->p = NULL;
+  b->cap = 0;
+}
+
+static void release_all(Workspace *w) {
+  drop(&w->temps);
+  drop(&w->pack);
+}
+
+static void on_thread_exit(void *p) { release_all(p); }
+
+static void on_process_exit(void) { release_all(&ws); }
+
+static void init_once(void) {
+  pthread_key_create(&ws_key, on_thread_exit);
+  atexit(on_process_exit);
+}
+
+/* Makes the thread's exit free its blocks (once per thread). */
+static void register_thread(Workspace *w) {
+  if (w->registered)
+    return;
+  pthread_once(&ws_once, init_once);
+  pthread_setspecific(ws_key, w);
+  w->registered = 1;
+}
+
+/* b grown to at least `bytes` (contents not kept); NULL if that fails. */
+static void *grow(Block *b, int64_t bytes) {
+  if (bytes <= b->cap)
+    return b->p;
+  drop(b);
+  void *p = sg_rt_alloc_raw(bytes);
+  if (!p)
+    return NULL;
+  b->p = p;
+  b->cap = bytes;
+  register_thread(&ws);
+  return p;
+}
+
+void *sg_rt_ws_acquire(int64_t bytes) {
+  if (sg_rt_injected_failure())
+    return NULL;
+  if (bytes < 0)
+    return NULL;
+  if (bytes == 0)
+    bytes = 1;
+  Workspace *w = &ws;
+  if (w->busy)
+    return sg_rt_alloc_raw(bytes);
+  void *p = grow(&w->temps, bytes);
+  if (p)
+    w->busy = 1;
+  return p;
+}
+
+void sg_rt_ws_release(void *p) {
+  Workspace *w = &ws;
+  if (w->busy && p == w->temps.p)
+    w->busy = 0;
+  else
+    free(p);
+}
+
+void *sg_rt_pack_buffer(int64_t bytes) { return grow(&ws.pack, bytes); }
+
+int64_t sg_rt_ws_bytes(void) { return ws.temps.cap; }
+
+void sg_release_workspace(void) {
+  Workspace *w = &ws;
+  /* A call in progress on this thread keeps its block (only possible from a
+   * signal handler); the rest goes. */
+  if (!w->busy)
+    drop(&w->temps);
+  drop(&w->pack);
+}

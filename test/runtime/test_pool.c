@@ -1,0 +1,225 @@
+/* test_pool.c: the runtime's thread pool (runtime/pool.c), run by pool.test.
+ *
+ * threads: prints sg_rt_num_threads() as the environment left it, then
+ *   checks sg_set_num_threads: n threads as asked, 0 and negative mean all
+ *   cores, huge values are capped at 64.
+ * run: sg_rt_parallel_for covers every index exactly once in the chunks
+ *   it promises, for 1, 2 and 3 threads; with 2 threads both really take
+ *   part; a parallel loop inside a body and loops started by 4 user threads
+ *   at once still cover everything; a GEMM large enough to be split gives
+ *   the same bits on 1, 2 and 3 threads (and is right). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sg_runtime.h"
+#include "sgrt.h"
+
+static int nchecks, nfails;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    nchecks++;                                                                 \
+    if (!(cond)) {                                                             \
+      nfails++;                                                                \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+    }                                                                          \
+  } while (0)
+
+static int cores(void) {
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c < 1 ? 1 : c > 64 ? 64 : (int)c;
+}
+
+/* ---- coverage ---- */
+typedef struct Cover {
+  int64_t n, chunk;
+  atomic_int *hits;
+  atomic_int bad_range; /* a body got a range that is not one chunk */
+  atomic_int nested;    /* run a parallel loop inside each body */
+} Cover;
+
+static void mark(void *ctx, int64_t begin, int64_t end) {
+  Cover *c = ctx;
+  int64_t want_end = begin + c->chunk < c->n ? begin + c->chunk : c->n;
+  if (begin % c->chunk != 0 || end != want_end)
+    atomic_fetch_add(&c->bad_range, 1);
+  for (int64_t i = begin; i < end; i++)
+    atomic_fetch_add(&c->hits[i], 1);
+}
+
+static void mark_nested(void *ctx, int64_t begin, int64_t end) {
+  Cover *c = ctx;
+  Cover inner = {end - begin, 7, c->hits + begin, 0, 0};
+  sg_rt_parallel_for(inner.n, inner.chunk, mark, &inner);
+  if (inner.bad_range)
+    atomic_fetch_add(&c->bad_range, 1);
+}
+
+/* Runs one loop over n indices; returns the number of indices not hit
+ * exactly once plus badly formed ranges. */
+static int cover(int64_t n, int64_t chunk, int nested) {
+  Cover c = {n, chunk, calloc((size_t)n + 1, sizeof(atomic_int)), 0, nested};
+  sg_rt_parallel_for(n, chunk, nested ? mark_nested : mark, &c);
+  int bad = c.bad_range;
+  for (int64_t i = 0; i < n; i++)
+    bad += c.hits[i] != 1;
+  free(c.hits);
+  return bad;
+}
+
+/* ---- participation: each chunk waits (up to a second) until two
+ * different threads have entered some chunk ---- */
+static atomic_int entered;
+static _Thread_local int been_here;
+static void meet(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)begin, (void)end;
+  if (!been_here) {
+    been_here = 1;
+    atomic_fetch_add(&entered, 1);
+  }
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  while (atomic_load(&entered) < 2 && (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000000L);
+}
+
+static void *user_thread(void *arg) {
+  int *bad = arg;
+  for (int k = 0; k < 50; k++)
+    *bad += cover(10007, 97, 0);
+  return NULL;
+}
+
+/* ---- gemm ---- */
+static float *gemm_with(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b) {
+  float *c = malloc(sizeof(float) * (size_t)(m * n));
+  sg_set_num_threads(threads);
+  sg_rt_gemm_f32(0, 1, m, n, k, a, k, b, k, c, n, 0);
+  return c;
+}
+
+/* One product on 1, 2 and 3 threads: same bits, and right (every 97th
+ * element against a double-precision sum). */
+static void product(int ta, int tb, int64_t m, int64_t n, int64_t k) {
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(n * k));
+  uint64_t x = 777;
+  for (int64_t i = 0; i < m * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, a[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  for (int64_t i = 0; i < n * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, b[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  float *c[3];
+  for (int t = 0; t < 3; t++) {
+    c[t] = malloc(sizeof(float) * (size_t)(m * n));
+    sg_set_num_threads(t + 1);
+    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c[t], n, 0);
+  }
+  int same = !memcmp(c[0], c[1], sizeof(float) * (size_t)(m * n)) &&
+             !memcmp(c[0], c[2], sizeof(float) * (size_t)(m * n));
+  double maxerr = 0;
+  for (int64_t e = 0; e < m * n; e += 97) {
+    int64_t i = e / n, j = e % n;
+    double s = 0;
+    for (int64_t p = 0; p < k; p++)
+      s += (double)(ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+    maxerr = fmax(maxerr, fabs(s - c[0][e]) / (1 + sqrt((double)k)));
+  }
+  CHECK(same, "%lldx%lldx%lld (ta %d, tb %d): thread counts differ", (long long)m, (long long)n,
+        (long long)k, ta, tb);
+  CHECK(maxerr < 1e-4, "%lldx%lldx%lld: max error %g", (long long)m, (long long)n, (long long)k, maxerr);
+  for (int t = 0; t < 3; t++)
+    free(c[t]);
+  free(a), free(b);
+}
+
+static void run(void) {
+  int64_t sizes[][2] = {{1, 1}, {5, 1}, {100, 7}, {1000, 1000}, {10007, 97}, {64, 64}};
+  for (int t = 1; t <= 3; t++) {
+    sg_set_num_threads(t);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+      int bad = cover(sizes[s][0], sizes[s][1], 0);
+      CHECK(bad == 0, "%d threads, n = %lld, chunk = %lld: %d bad", t, (long long)sizes[s][0],
+            (long long)sizes[s][1], bad);
+    }
+    CHECK(cover(5000, 100, 1) == 0, "%d threads: nested loops miss indices", t);
+  }
+  Cover empty = {0, 1, NULL, 0, 0};
+  sg_rt_parallel_for(0, 10, mark, &empty); /* nothing to do: no call */
+
+  sg_set_num_threads(2);
+  atomic_store(&entered, 0);
+  sg_rt_parallel_for(2, 1, meet, NULL);
+  printf("2 threads: %d took part\n", atomic_load(&entered));
+
+  pthread_t th[4];
+  int bad[4] = {0};
+  for (int k = 0; k < 4; k++)
+    pthread_create(&th[k], NULL, user_thread, &bad[k]);
+  for (int k = 0; k < 4; k++)
+    pthread_join(th[k], NULL);
+  CHECK(bad[0] + bad[1] + bad[2] + bad[3] == 0, "loops from 4 user threads missed indices");
+
+  int64_t m = 301, n = 517, k = 403;
+  float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(n * k));
+  uint64_t x = 12345;
+  for (int64_t i = 0; i < m * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, a[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  for (int64_t i = 0; i < n * k; i++)
+    x = x * 6364136223846793005ull + 1442695040888963407ull, b[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  float *c1 = gemm_with(1, m, n, k, a, b), *c2 = gemm_with(2, m, n, k, a, b), *c3 = gemm_with(3, m, n, k, a, b);
+  CHECK(memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0, "gemm: 1 and 2 threads differ");
+  CHECK(memcmp(c1, c3, sizeof(float) * (size_t)(m * n)) == 0, "gemm: 1 and 3 threads differ");
+  double maxerr = 0;
+  for (int64_t i = 0; i < m; i += 7)
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (int64_t p = 0; p < k; p++)
+        s += (double)a[i * k + p] * b[j * k + p];
+      maxerr = fmax(maxerr, fabs(s - c1[i * n + j]));
+    }
+  CHECK(maxerr < 1e-3, "gemm: max error %g", maxerr);
+  printf("gemm %lldx%lldx%lld: 1, 2 and 3 threads agree bit for bit\n", (long long)m,
+         (long long)n, (long long)k);
+  /* matrix-vector products: rows of dots, wide and narrow sums of rows */
+  product(0, 0, 100003, 1, 16);
+  product(1, 0, 100003, 1, 16);
+  product(0, 0, 1, 20011, 50);
+  product(0, 1, 1, 20011, 50);
+  product(1, 0, 16, 1, 200003);
+  product(0, 0, 1, 16, 200003);
+  printf("matrix-vector products: 1, 2 and 3 threads agree bit for bit\n");
+  free(a), free(b), free(c1), free(c2), free(c3);
+}
+
+static void threads(void) {
+  printf("threads: %d (cores: %s)\n", sg_rt_num_threads(),
+         sg_rt_num_threads() == cores() ? "same" : "different");
+  sg_set_num_threads(3);
+  CHECK(sg_rt_num_threads() == 3, "set(3): %d", sg_rt_num_threads());
+  sg_set_num_threads(1);
+  CHECK(sg_rt_num_threads() == 1, "set(1): %d", sg_rt_num_threads());
+  sg_set_num_threads(0);
+  CHECK(sg_rt_num_threads() == cores(), "set(0): %d, cores %d", sg_rt_num_threads(), cores());
+  sg_set_num_threads(-4);
+  CHECK(sg_rt_num_threads() == cores(), "set(-4): %d", sg_rt_num_threads());
+  sg_set_num_threads(100000);
+  CHECK(sg_rt_num_threads() == 64, "set(100000): %d", sg_rt_num_threads());
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "threads"))
+    threads();
+  else
+    run();
+  printf("%s: %d checks, %d failures\n", nfails ? "FAILED" : "PASSED", nchecks, nfails);
+  return nfails != 0;
+}
