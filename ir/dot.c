@@ -89,6 +89,30 @@ static void node_id(FILE *out, const Inst *v) {
     fprintf(out, "v%d", v->id);
 }
 
+static void mark_value(const Inst *v, unsigned char *mark, unsigned char *pmark) {
+  if (v->op == OP_param)
+    pmark[v->wrt] = 1;
+  else
+    mark[v->id] = 1;
+}
+
+/* i is in the cone: so are its operands and, for a loop or branch, its
+ * whole bodies and every value they capture (a body is drawn as one piece:
+ * a loop in the primal sweep is primal, an `unloop` is adjoint). */
+static void mark_inst(const Inst *i, unsigned char *mark, unsigned char *pmark) {
+  for (int k = 0; k < i->nargs; k++)
+    mark_value(i->args[k], mark, pmark);
+  for (int r = 0; r < i->nregions; r++) {
+    const Region *rg = &i->regions[r];
+    for (int k = 0; k < rg->nparams; k++)
+      mark_value(rg->params[k], mark, pmark);
+    for (const Inst *j = rg->first; j; j = j->next) {
+      mark_value(j, mark, pmark);
+      mark_inst(j, mark, pmark);
+    }
+  }
+}
+
 /* Marks in `mark` (by id, params in pmark) every value that one of the
  * results in [from, to) depends on. One backward walk: the body is in
  * definition order, so users come after their operands. */
@@ -101,17 +125,9 @@ static void mark_cone(const Function *f, int from, int to, unsigned char *mark,
     else
       mark[r->id] = 1;
   }
-  for (Inst *i = f->last; i; i = i->prev) {
-    if (!mark[i->id])
-      continue;
-    for (int k = 0; k < i->nargs; k++) {
-      const Inst *a = i->args[k];
-      if (a->op == OP_param)
-        pmark[a->wrt] = 1;
-      else
-        mark[a->id] = 1;
-    }
-  }
+  for (Inst *i = f->last; i; i = i->prev)
+    if (mark[i->id])
+      mark_inst(i, mark, pmark);
 }
 
 /* The reverse sweep of a gradient function: what the gradients (results
@@ -178,6 +194,8 @@ static void print_op(Dot *d, const Inst *i) {
 
 static void print_type_line(Dot *d, const Type *t) {
   char buf[512];
+  if (t->dtype == IR_TUPLE) /* a loop or branch: its results are the projs */
+    return;
   fputs("<br/><font point-size=\"10\">", d->out);
   put_html(d->out, ir_type_str(d->m, t, buf, sizeof buf));
   fputs("</font>", d->out);
@@ -263,11 +281,50 @@ static void print_inst(Dot *d, const Inst *i) {
     print_edge(d, i->args[k], i, carries_gradient(i, k));
 }
 
-/* One block of instructions. A region op would print its regions here, each
- * as `subgraph cluster_<id>_<n> { label="for"; ... }` around print_block. */
+static void print_block(Dot *d, const Inst *first);
+
+/* The bodies of a loop or branch, each a cluster holding its block
+ * arguments (the loop index, the carried values) and its instructions; a
+ * dashed edge takes each yielded value back to the op. */
+static void print_regions(Dot *d, const Inst *op) {
+  static const char *const names[][2] = {
+      [OP_for] = {"for", NULL},       [OP_while] = {"while: condition", "while: body"},
+      [OP_if] = {"if: then", "else"}, [OP_unloop] = {"reverse loop", NULL}};
+  FILE *out = d->out;
+  for (int r = 0; r < op->nregions; r++) {
+    const Region *rg = &op->regions[r];
+    const char *name = (size_t)op->op < sizeof names / sizeof names[0] && names[op->op][r > 0]
+                           ? names[op->op][r > 0] : ir_ops[op->op].name;
+    bool adj = is_adjoint(d, op);
+    fprintf(out, "subgraph cluster_%d_%d {\nlabel=<<b>%s</b>>; labeljust=l; style=\"rounded,dashed\"; "
+                 "color=\"%s\";\n", op->id, r, name, adj ? C_ADJ_LINE : "#555555");
+    for (int k = 0; k < rg->nparams; k++) {
+      const Inst *p = rg->params[k];
+      node_id(out, p);
+      fprintf(out, " [shape=ellipse, style=filled, label=<%%%d", p->id);
+      print_type_line(d, &p->type);
+      fputs(">, ", out);
+      node_colours(out, kind_of(d, p));
+      fputs("];\n", out);
+    }
+    print_block(d, rg->first);
+    for (int k = 0; k < rg->nyields; k++) {
+      node_id(out, rg->yields[k]);
+      fputs(" -> ", out);
+      node_id(out, op);
+      fputs(" [style=dashed, constraint=false];\n", out);
+    }
+    fputs("}\n", out);
+  }
+}
+
+/* One block of instructions, nested regions as clusters. */
 static void print_block(Dot *d, const Inst *first) {
-  for (const Inst *i = first; i; i = i->next)
+  for (const Inst *i = first; i; i = i->next) {
     print_inst(d, i);
+    if (i->nregions)
+      print_regions(d, i);
+  }
 }
 
 static void print_results(Dot *d) {
