@@ -49,6 +49,135 @@ def load_case(d, cid, np):
     return ins, outs
 
 
+def load_workload(d, cid, np):
+    """Like load_case, for workloads_main's files (a dtype per array)."""
+    ins, outs, specs = {}, {}, []
+    with open(os.path.join(d, cid + ".txt")) as f:
+        for line in f:
+            parts = line.split()
+            if parts[0] == "case":
+                continue
+            specs.append((parts[0], parts[1], parts[2], tuple(int(x) for x in parts[3:])))
+    raw = open(os.path.join(d, cid + ".bin"), "rb").read()
+    off = 0
+    for role, name, dt, shape in specs:
+        n = int(np.prod(shape)) if shape else 1
+        dtype = np.float64 if dt == "f64" else np.float32
+        a = np.frombuffer(raw, dtype=dtype, count=n, offset=off).reshape(shape)
+        off += n * np.dtype(dtype).itemsize
+        (ins if role == "in" else outs)[name] = a
+    return ins, outs
+
+
+def workload_programs(torch):
+    """W1-W6 of bench/workloads.sg, as a PyTorch user writes them."""
+    def row_xent(z, y):
+        s = z - torch.max(z, dim=1, keepdim=True)[0].detach()
+        lse = torch.log(torch.sum(torch.exp(s), dim=1, keepdim=True))
+        return torch.sum(y * (lse - s))
+
+    def w1(t):
+        w = t["w"].requires_grad_()
+        x, y = t["x"], t["y"]
+
+        def run():
+            loss = row_xent(x @ w, y)
+            return (loss,) + torch.autograd.grad(loss, [w])
+        return run
+
+    def w2(t):
+        w = t["w"].requires_grad_()
+        x, y = t["x"], t["y"]
+
+        def run():
+            z = x @ w
+            loss = torch.sum(torch.nn.functional.softplus(z) - y * z)
+            return (loss,) + torch.autograd.grad(loss, [w])
+        return run
+
+    def vec_xent(z, y):
+        s = z - torch.max(z).detach()
+        return torch.sum(y) * torch.log(torch.sum(torch.exp(s))) - torch.sum(y * s)
+
+    def w3(t):
+        z = t["z"].requires_grad_()
+        y = t["y"]
+
+        def run():
+            loss = vec_xent(z, y)
+            return (loss,) + torch.autograd.grad(loss, [z])
+        return run
+
+    def w4(t):
+        params = [t[k].requires_grad_() for k in ("w1", "b1", "w2", "b2")]
+        w1_, b1, w2_, b2 = params
+        x, y = t["x"], t["y"]
+
+        def run():
+            hid = torch.tanh(x @ w1_ + b1)
+            loss = row_xent(hid @ w2_ + b2, y)
+            return (loss,) + torch.autograd.grad(loss, params)
+        return run
+
+    def w5(t):
+        w = t["w"].requires_grad_()
+        x, y = t["x"], t["y"]
+
+        def run():
+            loss = vec_xent(w @ x, y)
+            return (loss,) + torch.autograd.grad(loss, [w])
+        return run
+
+    def w6(t):
+        mu = t["mu"].requires_grad_()
+        x = t["x"]
+
+        def run():
+            d = x.reshape(-1, 1) - mu.reshape(1, -1)
+            with torch.no_grad():
+                logp = -0.5 * d * d
+                e = torch.exp(logp - torch.max(logp, dim=1, keepdim=True)[0])
+                r = e / torch.sum(e, dim=1, keepdim=True)
+            loss = torch.sum(r * 0.5 * d * d)
+            return (loss,) + torch.autograd.grad(loss, [mu])
+        return run
+
+    return {"w1_xent_grad": w1, "w2_logreg_grad": w2, "w3_xent_grad": w3,
+            "w4_mlp_grad": w4, "w5_tiny_grad": w5, "w6_mstep_grad": w6}
+
+
+def read_workloads(d):
+    rows = []
+    path = os.path.join(d, "workloads.tsv")
+    if not os.path.exists(path):
+        return rows
+    with open(path) as f:
+        for line in f:
+            (cid, func, sizes, sgc, hand, ratio, fwd, spread, rel, fs, fh, pct,
+             hpct, bw) = line.rstrip("\n").split("\t")
+            rows.append(dict(id=cid, func=func, sizes=sizes, sgc=float(sgc),
+                             hand=float(hand), ratio=float(ratio), fwd=float(fwd),
+                             spread=float(spread), rel=float(rel),
+                             flt_sgc=float(fs), flt_hand=float(fh),
+                             pct=float(pct), hpct=float(hpct), bw=float(bw)))
+    return rows
+
+
+def print_table(head, table, right_from=2):
+    table = [head] + table
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    for k, row in enumerate(table):
+        cells = [c.ljust(w) if i < right_from else c.rjust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
+        print("| " + " | ".join(cells) + " |")
+        if k == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def fmt_ms(v):
+    return "%.4f" % v if v < 0.1 else "%.3f" % v
+
+
 # ---- the programs, written as a PyTorch user would write the .sg source ----
 # Each returns (outputs, gradient function); the gradient function does the
 # whole forward and backward pass and returns the values in the order of
@@ -213,6 +342,22 @@ def main():
                      % (torch.__version__, blas_in_use(), many, many,
                         default_threads))
 
+    wrows = read_workloads(d)
+    if torch_ok and wrows:
+        wprogs = workload_programs(torch)
+        for r in wrows:
+            ins, sgc_outs = load_workload(d, r["id"], np)
+            t = {k: torch.from_numpy(v.copy()) for k, v in ins.items()}
+            run = wprogs[r["func"]](t)
+            r["trel"] = max_rel(run(), sgc_outs, np)
+            if not r["trel"] <= 1e-3:
+                failed = True
+            torch.set_num_threads(1)
+            r["t1"] = 1e3 * median_time(run, budget, time.process_time)[0]
+            torch.set_num_threads(many)
+            r["tn"] = 1e3 * median_time(run, budget, time.perf_counter)[0]
+            torch.set_num_threads(default_threads)
+
     # ---- the table ----
     head = ["function", "sizes", "sgc ms", "hand ms"]
     if torch_ok:
@@ -263,6 +408,42 @@ def main():
     sgc_calls = os.environ.get("SGC_MATH_CALLS", "").split()
     notes.append("libm calls in sgc's objects: %s (its exp/log/tanh are inline "
                  "arithmetic)" % (", ".join(sgc_calls) or "none"))
+    if wrows:
+        print()
+        print("== W1-W6 of issue 9: sgc vs expert C%s (median ms per call, "
+              "value + gradient) ==" % (" vs PyTorch" if torch_ok else ""))
+        head = ["workload", "sizes", "sgc ms", "C ms"]
+        if torch_ok:
+            head += ["torch-1t ms", "torch-%dt ms" % many]
+        head += ["sgc/C"]
+        if torch_ok:
+            head += ["sgc/torch-1t", "sgc/torch-%dt" % many]
+        head += ["grad/fwd", "faults/call sgc", "faults/call C", "%bw sgc", "%bw C",
+                 "C diff"]
+        if torch_ok:
+            head += ["torch diff"]
+        table = []
+        for r in wrows:
+            line = [r["func"], r["sizes"], fmt_ms(r["sgc"]), fmt_ms(r["hand"])]
+            if torch_ok:
+                line += [fmt_ms(r["t1"]), fmt_ms(r["tn"])]
+            line += ["%.2f" % r["ratio"]]
+            if torch_ok:
+                line += ["%.2f" % (r["sgc"] / r["t1"]), "%.2f" % (r["sgc"] / r["tn"])]
+            line += ["%.2f" % (r["sgc"] / r["fwd"]), "%.0f" % r["flt_sgc"],
+                     "%.0f" % r["flt_hand"],
+                     "%.0f%%" % r["pct"] if r["pct"] >= 0 else "-",
+                     "%.0f%%" % r["hpct"] if r["hpct"] >= 0 else "-",
+                     "%.0e" % r["rel"]]
+            if torch_ok:
+                line += ["%.0e" % r["trel"]]
+            table.append(line)
+        print_table(head, table)
+        print("%%bw: bytes the minimal algorithm moves (W2: x and y once; W3: z and y "
+              "twice, dz once) over the triad bandwidth measured in the same run "
+              "(%.1f GB/s), divided by the time. faults/call: minor page faults per "
+              "call after warm-up (getrusage). grad/fwd: sgc's gradient over sgc's "
+              "forward function." % wrows[0]["bw"])
     for n in notes:
         print("note: " + n)
     if failed:

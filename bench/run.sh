@@ -6,7 +6,7 @@
 # PyTorch and prints one table with the ratios (bench/report.py). See
 # bench/README.md. Environment: BENCH_BUDGET=seconds per case and per
 # measurement (sgc and hand together; each PyTorch setting on its own;
-# default 2.5), BENCH_NO_TORCH=1 to skip PyTorch, HANDCC (default gcc: the
+# default 2.5; BENCH_WBUDGET for W1-W6, default 2), BENCH_NO_TORCH=1 to skip PyTorch, HANDCC (default gcc: the
 # vector-math declarations in bench/hand/vmath.h are GCC's). Needs `make all`
 # first (the Makefile's bench target does that).
 set -e
@@ -24,7 +24,7 @@ HANDFLAGS="-std=c11 -O3 -march=native -fno-math-errno -fopenmp-simd -Wall -Wextr
 
 # 1. The models, compiled by sgc (default -O2, host CPU).
 for src in examples/mlp.sg examples/stable_softmax.sg \
-           examples/contrastive_divergence.sg bench/elementwise.sg; do
+           examples/contrastive_divergence.sg bench/elementwise.sg bench/workloads.sg; do
   "$SGC" "$src" -o "$OUT/obj/sg_$(basename "$src" .sg).o"
 done
 
@@ -35,7 +35,13 @@ for src in bench/hand/*.c; do
 done
 $CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/bench_main.c \
   -o "$OUT/obj/bench_main.o"
-$CC "$OUT"/obj/*.o "$LIB" -lm -o "$OUT/bench_main"
+$CC "$OUT"/obj/*.o "$LIB" -lm -lpthread -o "$OUT/bench_main"
+# The W1-W6 driver (bench/workloads_main.c), a program of its own.
+mkdir -p "$OUT/wobj"
+$CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/workloads_main.c \
+  -o "$OUT/wobj/workloads_main.o"
+$CC "$OUT/wobj/workloads_main.o" "$OUT/obj/sg_workloads.o" "$OUT/obj/hand_workloads.o" \
+  "$LIB" -lm -lpthread -o "$OUT/workloads_main"
 
 # 3. PyTorch (Debian's python3-torch, for /usr/bin/python3): installed here
 #    if missing, but only as root; otherwise its columns are skipped. Debian's
@@ -74,6 +80,12 @@ echo "== sgc vs hand-written C (median ms per call, thread CPU time; spread = IQ
 status=0
 "$OUT/bench_main" --budget "${BENCH_BUDGET:-2.5}" --data "$OUT/data" || status=$?
 [ "$status" -le 1 ] || exit "$status"
+echo
+echo "== W1-W6 (issue 9): sgc vs expert C (median ms per call; flt: minor page faults per call) =="
+wstatus=0
+"$OUT/workloads_main" --budget "${BENCH_WBUDGET:-2}" --data "$OUT/data" || wstatus=$?
+[ "$wstatus" -le 1 ] || exit "$wstatus"
+[ "$wstatus" -eq 0 ] || status=1
 echo
 # Which transcendental functions vectorized, for the notes: libmvec entry
 # points (_ZGV...) and plain libm calls in the hand-written objects, and any

@@ -68,24 +68,8 @@ bool cg_cpu_known(const char *cpu) {
   return false;
 }
 
-/* LLVM's optimizer and code generator are superlinear in the size of one
- * function. A body of thousands of tensor operations (only generated or
- * pathological programs have one) is compiled at -O0, so that compile time
- * stays linear in the input. */
-enum { MAX_OPTIMIZED_INSTS = 3000 };
-
-static CgOptions effective_options(Module *m, const CgOptions *o) {
-  CgOptions eff = *o;
-  for (Function *f = m->funcs; f; f = f->next)
-    if (f->exported && ir_num_insts(f) > MAX_OPTIMIZED_INSTS)
-      eff.opt_level = 0;
-  return eff;
-}
-
-int cg_build(Module *m, const char *module_name, const CgOptions *opts, LLVMContextRef ctx,
+int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
              LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
-  CgOptions eff = effective_options(m, opts);
-  const CgOptions *o = &eff;
   Cg g = {0};
   g.m = m;
   g.ctx = ctx;
@@ -117,6 +101,15 @@ int cg_build(Module *m, const char *module_name, const CgOptions *opts, LLVMCont
     if (f->exported)
       cg_export(&g, f);
   cg_debug_finish(&g);
+  /* Big bodies become several functions that LLVM optimizes one at a time
+   * (cg_split.c): compile time stays linear at every -O level. */
+  LLVMValueRef last = LLVMGetLastFunction(g.mod);
+  for (LLVMValueRef fn = LLVMGetFirstFunction(g.mod); fn; fn = LLVMGetNextFunction(fn)) {
+    if (!LLVMIsDeclaration(fn))
+      cg_split_function(&g, fn);
+    if (fn == last)
+      break;
+  }
 
   if (o->verify && LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &err)) {
     fprintf(stderr, "sgc: internal error: invalid LLVM IR:\n%s\n", err);
@@ -139,6 +132,9 @@ int cg_build(Module *m, const char *module_name, const CgOptions *opts, LLVMCont
     LLVMDisposeErrorMessage(msg);
     goto out;
   }
+  for (LLVMValueRef fn = LLVMGetFirstFunction(g.mod); fn; fn = LLVMGetNextFunction(fn))
+    if (!LLVMIsDeclaration(fn))
+      cg_split_blocks(&g, fn);
   rc = 0;
 out:
   if (err)

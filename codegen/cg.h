@@ -6,6 +6,7 @@
  *   cg_func.c   a function body: which values get memory, loops, fusion
  *   cg_elem.c   one element of each elementwise op (a switch over ops.def)
  *   cg_math.c   exp, log, tanh... as plain arithmetic the vectorizer handles
+ *   cg_split.c  big bodies cut into functions LLVM optimizes one at a time
  *   cg_header.c the C header for --header */
 #ifndef SGC_CG_H
 #define SGC_CG_H

@@ -60,6 +60,8 @@ static Slot *slot(Body *B, const Inst *v) {
   return v->op == OP_param ? &B->pslot[v->wrt] : &B->slot[v->id];
 }
 
+Slot *cg_slot(Body *B, const Inst *v) { return slot(B, v); }
+
 static LLVMValueRef load_elem(Body *B, const Inst *v, LLVMValueRef buf, LLVMValueRef lin) {
   Cg *g = B->g;
   LLVMTypeRef mt = cg_mem_type(g, v->type.dtype);
@@ -417,14 +419,28 @@ static bool cheap(const Inst *v) {
 static void plan(Body *B) {
   Function *f = B->f;
   ir_count_uses(f);
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     Slot *s = slot(B, i);
     memset(s, 0, sizeof *s);
     s->temp = -1;
+    s->group = -1;
     if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
       s->has_buf = true;
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nparams; k++) {
+        Slot *p = slot(B, i->regions[r].params[k]);
+        memset(p, 0, sizeof *p);
+        p->temp = p->group = -1;
+      }
   }
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+    /* A value computed outside a loop or branch and read inside is kept
+     * in memory, not recomputed on every iteration. */
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k]->op != OP_param && i->args[k]->parent != i->parent && !cheap(i->args[k]))
+        slot(B, i->args[k])->has_buf = true;
+    if (i->nregions)
+      cg_region_plan(B, i);
     if (ir_ops[i->op].shape == SH_MATMUL) {
       for (int k = 0; k < 2; k++) {
         Inst *x = i->args[k];
@@ -444,10 +460,11 @@ static void plan(Body *B) {
   /* A sum of two matrix products (the adjoint of a weight used twice) is
    * computed by the GEMM kernel itself: the second product accumulates into
    * the first's memory, which is the sum's. */
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     Inst *p = i->nargs == 2 ? i->args[0] : NULL, *q = i->nargs == 2 ? i->args[1] : NULL;
     if (i->op == OP_add && p != q && ir_ops[p->op].shape == SH_MATMUL &&
-        ir_ops[q->op].shape == SH_MATMUL && p->nuses == 1 && q->nuses == 1) {
+        ir_ops[q->op].shape == SH_MATMUL && p->nuses == 1 && q->nuses == 1 &&
+        p->parent == i->parent && q->parent == i->parent) {
       slot(B, i)->has_buf = true;
       slot(B, i)->by_products = true;
       slot(B, p)->acc_into = i;
@@ -458,7 +475,7 @@ static void plan(Body *B) {
    * at most MAX_FUSED operations, which keeps register pressure sane and
    * LLVM's per-block passes from going quadratic on huge expressions. */
   enum { MAX_FUSED = 48 };
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     intptr_t size = 1;
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k]->op != OP_param && !slot(B, i->args[k])->has_buf)
@@ -469,7 +486,7 @@ static void plan(Body *B) {
     }
     i->aux = (void *)size;
   }
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     i->aux = NULL;
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
@@ -521,45 +538,63 @@ static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
   for (int k = 0; k < us->len; k++) {
     const Inst *u = us->data[k];
     Slot *s = slot(B, u);
+    /* a value yielded by a region (nuses counts yields) escapes the group */
+    if (!s->has_buf && u->nuses != users[u->id].len)
+      return false;
     if (s->has_buf ? s->group != g : !only_read_in_group(B, u, g, users))
       return false;
   }
   return true;
 }
 
-static void form_groups(Body *B, int n) {
-  Function *f = B->f;
-  for (Inst *i = f->first; i; i = i->next)
-    slot(B, i)->group = -1;
-  int g = -1;
+/* Groups never span a region op: a block's groups are formed apart. At most
+ * MAX_MEMBERS per group (each at most MAX_FUSED operations): one loop body
+ * stays small enough for LLVM's per-block passes. */
+static void group_block(Body *B, Inst *first) {
+  enum { MAX_MEMBERS = 16 };
+  int g = -1, members = 0;
   const Type *space = NULL;
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
+    if (i->nregions) {
+      for (int r = 0; r < i->nregions; r++)
+        group_block(B, i->regions[r].first);
+      g = -1;
+      continue;
+    }
     if (!s->has_buf)
       continue;
     const Type *sp;
     bool member = flat_member(B, i, &sp);
-    if (member && g >= 0 && ir_shape_eq(sp, space) && !reads_group_reduction(B, i, g)) {
+    if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
+        !reads_group_reduction(B, i, g)) {
       s->group = g;
+      members++;
       continue;
     }
     g = member ? i->id : -1;
+    members = 1;
     space = member ? sp : NULL;
     s->group = g;
   }
+}
+
+static void form_groups(Body *B, int n) {
+  Function *f = B->f;
+  group_block(B, f->first);
   /* groups of one member stay plain loops */
   int *count = xmalloc(sizeof(int) * (size_t)(n + 1));
   memset(count, 0, sizeof(int) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (slot(B, i)->group >= 0)
       count[slot(B, i)->group]++;
   PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
   memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k]->op != OP_param)
         vec_push(&users[i->args[k]->id], i);
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     Slot *s = slot(B, i);
     if (s->group >= 0 && count[s->group] < 2)
       s->group = -1;
@@ -641,7 +676,9 @@ static void check_sizes(Body *B, int n) {
   LLVMValueRef ovf = NULL;
   const Type **seen = xmalloc(sizeof(Type *) * (size_t)(n + 1));
   int nseen = 0;
-  for (Inst *i = B->f->first; i; i = i->next) {
+  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
+    if (i->nregions)
+      continue;
     const Type *t = i->op == OP_count ? &i->attr : &i->type;
     if (ir_static_numel(t) >= 0 && ir_static_numel(t) < ((int64_t)1 << 40))
       continue; /* known small */
@@ -678,6 +715,75 @@ static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTyp
   return fn ? fn : LLVMAddFunction(g->mod, name, *fty);
 }
 
+LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
+                   LLVMTypeRef *fty) {
+  return declare_rt(g, name, ret, ps, n, fty);
+}
+
+LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t) { return entry_alloca(B, t); }
+
+LLVMValueRef cg_bytes(Body *B, const Type *t) {
+  return mul64(B->g, numel(B, t, 0, t->rank), i64c(B->g, cg_elem_size(t->dtype)));
+}
+
+LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
+  Idx x = {0, {0}, i64c(B->g, 0)};
+  return eval(B, v, &x);
+}
+
+void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
+  Fill fl = {v, dst, false};
+  Idx x = {v->type.rank, {0}, NULL};
+  if (v->type.rank <= 1 || flat_ok(B, v)) {
+    Loop L;
+    LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
+    Idx y = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
+    store_elem(B, v->type.dtype, dst, i, eval(B, v, &y));
+    loop_close(B, &L);
+    return;
+  }
+  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
+}
+
+/* The values with memory of one block, in program order. */
+void cg_emit_block(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (i->nregions) {
+      cg_debug_at(B->g, i);
+      cg_region_emit(B, i);
+      continue;
+    }
+    if (!s->has_buf || i->op == OP_proj)
+      continue;
+    cg_debug_at(B->g, i);
+    if (i->op == OP_reshape && !s->buf) { /* a view */
+      s->buf = slot(B, i->args[0])->buf;
+      continue;
+    }
+    if (s->group >= 0) {
+      if (s->group == i->id)
+        emit_group(B, i);
+      continue;
+    }
+    s->computed = true;
+    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
+      Slot *sum = slot(B, s->acc_into);
+      emit_matmul(B, i, sum->buf, sum->computed);
+      sum->computed = true;
+      continue;
+    }
+    if (s->by_products)
+      continue;
+    if (ir_ops[i->op].shape == SH_MATMUL)
+      emit_matmul(B, i, s->buf, false);
+    else if (ir_ops[i->op].shape == SH_REDUCE)
+      emit_reduce(B, i, s->buf);
+    else
+      emit_fill(B, i, s->buf);
+  }
+}
+
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {
   int nptr = f->nparams + f->nresults;
   LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nptr + nsyms + 1));
@@ -693,12 +799,14 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
 
   int n = ir_renumber(f);
-  Body B = {g, f, fn, NULL, NULL, NULL, NULL};
+  Body B = {g, f, fn, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
     B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(nptr + k));
   B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
+  B.rg = xmalloc(sizeof(*B.rg) * (size_t)(n + 1));
+  memset(B.rg, 0, sizeof(*B.rg) * (size_t)(n + 1));
   B.pslot = xmalloc(sizeof(Slot) * (size_t)(f->nparams + 1));
   B.entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, B.entry);
@@ -723,9 +831,14 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Temporaries: one allocation for all of them, sized at run time. */
   LLVMValueRef total = i64c(g, 0);
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->internal || s->acc_into)
+    if (i->nregions) {
+      total = cg_region_reserve(&B, i, total);
+      continue;
+    }
+    if (!s->has_buf || s->buf || i->op == OP_reshape || i->op == OP_proj || s->internal ||
+        s->acc_into)
       continue;
     offset[i->id] = total;
     LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
@@ -736,8 +849,8 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMValueRef base = NULL;
   LLVMTypeRef fty;
   bool any_temp = false;
-  for (Inst *i = f->first; i; i = i->next)
-    any_temp |= slot(&B, i)->temp >= 0;
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    any_temp |= slot(&B, i)->temp >= 0 || i->nregions;
   if (any_temp) {
     LLVMValueRef alloc = declare_rt(g, "sg_rt_alloc", g->ptr, &g->i64, 1, &fty);
     base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
@@ -751,45 +864,18 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, public_name, "fname"), total};
     LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
     LLVMPositionBuilderAtEnd(g->b, ok);
-    for (Inst *i = f->first; i; i = i->next) {
+    for (Inst *i = f->first; i; i = ir_walk_next(i)) {
       Slot *s = slot(&B, i);
       if (s->temp >= 0)
         s->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &offset[i->id], 1, "");
+      if (i->nregions)
+        cg_region_bind(&B, i, base);
     }
   }
   free(offset);
 
-  /* The values with memory, in program order. */
-  for (Inst *i = f->first; i; i = i->next) {
-    Slot *s = slot(&B, i);
-    if (!s->has_buf)
-      continue;
-    cg_debug_at(g, i);
-    if (i->op == OP_reshape && !s->buf) { /* a view */
-      s->buf = slot(&B, i->args[0])->buf;
-      continue;
-    }
-    if (s->group >= 0) {
-      if (s->group == i->id)
-        emit_group(&B, i);
-      continue;
-    }
-    s->computed = true;
-    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
-      Slot *sum = slot(&B, s->acc_into);
-      emit_matmul(&B, i, sum->buf, sum->computed);
-      sum->computed = true;
-      continue;
-    }
-    if (s->by_products)
-      continue;
-    if (ir_ops[i->op].shape == SH_MATMUL)
-      emit_matmul(&B, i, s->buf, false);
-    else if (ir_ops[i->op].shape == SH_REDUCE)
-      emit_reduce(&B, i, s->buf);
-    else
-      emit_fill(&B, i, s->buf);
-  }
+  B.temps = base;
+  cg_emit_block(&B, f->first);
   /* Results that are not already in their output buffer are copied there. */
   for (int k = 0; k < f->nresults; k++) {
     Inst *v = f->results[k];
@@ -800,11 +886,14 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     Idx x = {v->type.rank, {0}, NULL};
     loop_nest(&B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
   }
+  cg_region_finish(&B);
   if (base) {
     LLVMValueRef fr = declare_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
+  cg_region_fail_block(&B);
+  free(B.rg);
   cg_debug_end(g);
   free(B.symv);
   free(B.slot);

@@ -35,6 +35,49 @@ static void signature_comment(FILE *out, Module *m, Function *f) {
   fprintf(out, " */\n");
 }
 
+/* The carried state one iteration of a loop saves for its adjoint, as a
+ * sum of sizes in bytes: "4*h + 8". */
+static void state_bytes(Module *m, const Inst *loop, char *buf, size_t len) {
+  int64_t lit = 0;
+  size_t n = 0;
+  buf[0] = 0;
+  int nc = ir_num_results(loop);
+  for (int k = 0; k < nc; k++) {
+    Type t = ir_result_type(loop, k);
+    int64_t size = t.dtype == DT_F64 ? 8 : t.dtype == DT_BOOL ? 1 : 4;
+    char term[256];
+    size_t tn = 0;
+    for (int j = 0; j < t.rank; j++) {
+      if (t.dim[j].sym < 0)
+        size *= t.dim[j].size;
+      else
+        tn += (size_t)snprintf(term + tn, sizeof term - (tn < sizeof term ? tn : sizeof term),
+                               "*%s", m->syms[t.dim[j].sym]);
+    }
+    if (!tn) {
+      lit += size;
+      continue;
+    }
+    if (n < len)
+      n += (size_t)snprintf(buf + n, len - n, "%s%lld%s", n ? " + " : "", (long long)size, term);
+  }
+  if (lit || !n)
+    if (n < len)
+      snprintf(buf + n, len - n, "%s%lld", n ? " + " : "", (long long)lit);
+}
+
+/* Spec section 7: per export, the saved-state bytes per iteration of each
+ * loop its gradient reverses (nested loops: per run of the inner loop). */
+static void loop_memory_comment(FILE *out, Module *m, Function *f) {
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (i->op == OP_unloop) {
+      char buf[1024];
+      state_bytes(m, i->args[0], buf, sizeof buf);
+      fprintf(out, "/* %s: the loop at line %d saves %s bytes per iteration */\n", f->name,
+              i->args[0]->loc.line, buf);
+    }
+}
+
 char *cg_header_guard(const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
@@ -61,6 +104,7 @@ int cg_write_header(Module *m, FILE *out, const char *guard) {
     if (!f->exported)
       continue;
     signature_comment(out, m, f);
+    loop_memory_comment(out, m, f);
     fprintf(out, "int %s(", f->name);
     /* Names are unique already (ir_unique_name); C keywords get a '_'. */
     for (int k = 0; k < f->nparams + f->nresults; k++) {

@@ -31,6 +31,8 @@ typedef struct Slot {
   bool by_products;    /* an add of two matmuls: they compute it */
 } Slot;
 
+typedef struct RegionCg RegionCg;
+
 /* A function body in progress (cg_func.c). */
 typedef struct Body {
   Cg *g;
@@ -40,6 +42,10 @@ typedef struct Body {
   LLVMValueRef *symv;  /* i64 size of each module symbol, NULL if unused */
   Slot *slot;          /* by Inst.id */
   Slot *pslot;         /* by parameter index */
+  RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
+  LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
+  LLVMBasicBlockRef fail; /* out of memory for a tape (cg_region.c); NULL if unused */
+  LLVMValueRef fail_bytes; /* alloca: how many bytes were asked for */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -56,6 +62,25 @@ LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
 
+/* The helpers cg_region.c uses. */
+Slot *cg_slot(Body *B, const Inst *v);
+LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
+void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst);  /* dst[i] = v[i] */
+void cg_emit_block(Body *B, Inst *first);                      /* a block's values */
+LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t);
+LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in memory */
+LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
+                   LLVMTypeRef *fty);                          /* a runtime function */
+
+/* ---- cg_region.c: for, while, if, unloop ---- */
+void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and results */
+/* Its buffers in the temporaries: total grows; bound once they exist. */
+LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total);
+void cg_region_bind(Body *B, Inst *op, LLVMValueRef base);
+void cg_region_emit(Body *B, Inst *op);
+void cg_region_finish(Body *B);            /* at the return: free the tapes */
+void cg_region_fail_block(Body *B);        /* fill in the out-of-memory exit if used */
+
 /* ---- cg_debug.c: -g (each does nothing without it) ---- */
 void cg_debug_begin(Cg *g, const char *path, bool optimized);
 /* fn (just added) is f's code: give it a subprogram and the builder f's line. */
@@ -70,5 +95,13 @@ void cg_debug_finish(Cg *g); /* before verifying and optimizing the module */
 void cg_export(Cg *g, Function *f);
 /* The symbols f's signature mentions, in order of first appearance. */
 int cg_func_syms(Module *m, Function *f, int *out);
+
+/* ---- cg_split.c ---- */
+/* Move pieces of a big function body into noinline functions of their own,
+ * so that LLVM's superlinear passes see only small functions. */
+void cg_split_function(Cg *g, LLVMValueRef fn);
+/* After the optimizer: cut long straight-line blocks, which the code
+ * generator's schedulers handle in quadratic time. */
+void cg_split_blocks(Cg *g, LLVMValueRef fn);
 
 #endif

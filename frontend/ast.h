@@ -86,6 +86,9 @@ typedef enum {
   ST_VAR,    /* var name [: type] = value; */
   ST_ASSIGN, /* name = value; or name op= value; */
   ST_RETURN, /* return value; */
+  ST_FOR,    /* for name in value..hi { body } */
+  ST_WHILE,  /* while value { body } */
+  ST_IF,     /* if value { body } else { orelse } (orelse: NULL, or a list) */
 } StmtKind;
 
 typedef struct Stmt {
@@ -97,6 +100,10 @@ typedef struct Stmt {
   bool compound;    /* ST_ASSIGN: `op=`, with op in `op` */
   BinOp op;
   Expr *value;
+  Expr *hi;           /* ST_FOR: the upper bound */
+  struct Stmt *body;  /* ST_FOR, ST_WHILE, ST_IF: the block */
+  struct Stmt *orelse;/* ST_IF: the else block (an `else if` is a one-if list) */
+  bool has_else;
   struct Stmt *next;
 } Stmt;
 

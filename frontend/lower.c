@@ -812,7 +812,7 @@ static void declare_function(Ctx *c, FnInfo *fn) {
   if (ok && lower_type(c, &af->ret, false, &rt)) {
     /* A placeholder result carries the declared type until the body is
      * lowered (callers need it to type their calls). */
-    Builder b = {c->m, fn->ir, NULL, af->loc};
+    Builder b = {c->m, fn->ir, NULL, af->loc, NULL};
     Inst *ph = ir_new_inst(&b, OP_param, rt, NULL, 0);
     ir_unlink(fn->ir, ph);
     const char *out = ir_unique_name(c->m, fn->ir, "out", "_out");
@@ -945,15 +945,225 @@ static void lower_assign(Ctx *c, Stmt *s) {
     b->val = (Val){x, false, false};
 }
 
-/* The statements of the body, up to its return. */
-static void lower_stmts(Ctx *c, Stmt *list) {
+/* ---- loops and branches ----
+ *
+ * A loop carries every var of an enclosing block that its body assigns, and
+ * an `if` yields every such var either branch assigns. Which vars those are
+ * is found before the body is lowered (the body must read them from the
+ * region's block arguments), by a scan of the statements that skips names
+ * the body itself declares. */
+
+static void lower_stmts(Ctx *c, Stmt *list, bool top);
+
+typedef struct Scan {
+  PtrVec inner;   /* names declared inside, innermost last */
+  PtrVec vars;    /* Binding*: outer vars assigned, each once */
+} Scan;
+
+static bool declared_inside(Scan *sc, const char *name) {
+  for (int k = sc->inner.len - 1; k >= 0; k--)
+    if (strcmp(sc->inner.data[k], name) == 0)
+      return true;
+  return false;
+}
+
+static void scan_assigned(Ctx *c, Stmt *list, Scan *sc) {
+  int mark = sc->inner.len;
+  for (Stmt *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case ST_LET:
+    case ST_VAR:
+      vec_push(&sc->inner, (void *)s->name);
+      break;
+    case ST_ASSIGN: {
+      if (declared_inside(sc, s->name))
+        break;
+      Binding *b = lookup(c, s->name);
+      if (!b || b->kind != BIND_VAR || !b->val.v)
+        break; /* reported when the assignment is lowered */
+      bool seen = false;
+      for (int k = 0; k < sc->vars.len && !seen; k++)
+        seen = sc->vars.data[k] == b;
+      if (!seen)
+        vec_push(&sc->vars, b);
+      break;
+    }
+    case ST_FOR: {
+      int m = sc->inner.len;
+      vec_push(&sc->inner, (void *)s->name);
+      scan_assigned(c, s->body, sc);
+      sc->inner.len = m;
+      break;
+    }
+    case ST_WHILE:
+      scan_assigned(c, s->body, sc);
+      break;
+    case ST_IF:
+      scan_assigned(c, s->body, sc);
+      scan_assigned(c, s->orelse, sc);
+      break;
+    case ST_RETURN:
+      break;
+    }
+  }
+  sc->inner.len = mark;
+}
+
+/* The carried vars of a loop or branch over these blocks. */
+static int carried_vars(Ctx *c, Stmt *a, Stmt *b, Binding ***out) {
+  Scan sc = {{0}, {0}};
+  scan_assigned(c, a, &sc);
+  scan_assigned(c, b, &sc);
+  vec_free(&sc.inner);
+  *out = ARENA_ARRAY(c->m->arena, Binding *, sc.vars.len + 1);
+  for (int k = 0; k < sc.vars.len; k++)
+    (*out)[k] = sc.vars.data[k];
+  int n = sc.vars.len;
+  vec_free(&sc.vars);
+  return n;
+}
+
+/* Lower `list` as a block into region r: its own scope, appended to r. */
+static void lower_region_block(Ctx *c, Region *r, Stmt *list) {
+  Builder saved = c->b;
+  Binding *scope = c->scope;
+  c->b.before = NULL;
+  c->b.r = r;
+  lower_stmts(c, list, false);
+  c->scope = scope;
+  c->b = saved;
+}
+
+static void set_yields(Ctx *c, Region *r, Binding **vars, int n) {
+  Inst **ys = ARENA_ARRAY(c->m->arena, Inst *, n + 1);
+  for (int k = 0; k < n; k++)
+    ys[k] = vars[k]->val.v;
+  ir_set_yields(c->m, r, ys, n);
+}
+
+/* After the op: each carried var is the op's result. */
+static void bind_results(Ctx *c, Inst *op, Binding **vars, int n) {
+  for (int k = 0; k < n; k++)
+    vars[k]->val = (Val){ir_proj(&c->b, op, k), false, false};
+}
+
+/* A scalar condition of while or if; a literal false stands in after an
+ * error so that the body is still checked. */
+static Inst *lower_cond(Ctx *c, Expr *e, const char *what) {
+  Val v = lower_expr(c, e);
+  if (v.v && (v.v->type.dtype != DT_BOOL || v.v->type.rank != 0)) {
+    ERR(c, e->loc, "the condition of %s must be a bool scalar (a comparison such as x > 0), "
+                   "not %s", what, tstr(c, &v.v->type));
+    v = BAD;
+  }
+  if (v.v)
+    return v.v;
+  Inst *z = ir_const(&c->b, DT_F32, 0);
+  return ir_binary(&c->b, OP_lt, z, z);
+}
+
+/* An i32 scalar bound of a for loop. */
+static Inst *lower_bound(Ctx *c, Expr *e) {
+  Val v = lower_expr(c, e);
+  if (v.v && v.weak && v.intlit)
+    v = concrete(c, v, DT_I32);
+  if (v.v && (v.v->type.dtype != DT_I32 || v.v->type.rank != 0)) {
+    ERR(c, e->loc, "the bounds of a for loop must be i32 scalars, not %s",
+        v.weak ? "a number with '.' or an exponent" : tstr(c, &v.v->type));
+    v = BAD;
+  }
+  return v.v ? v.v : ir_const(&c->b, DT_I32, 0);
+}
+
+static void lower_for(Ctx *c, Stmt *s) {
+  Inst *lo = lower_bound(c, s->value), *hi = lower_bound(c, s->hi);
+  Binding **vars;
+  int n = carried_vars(c, s->body, NULL, &vars);
+  Inst **args = ARENA_ARRAY(c->m->arena, Inst *, n + 2);
+  args[0] = lo;
+  args[1] = hi;
+  for (int k = 0; k < n; k++)
+    args[k + 2] = vars[k]->val.v;
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_for, args, n + 2, 1);
+  Region *r = &op->regions[0];
+  Inst *i = ir_add_region_param(c->m, r, ir_scalar(DT_I32));
+  i->name = s->name;
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, r, vars[k]->type);
+  Binding *scope = c->scope;
+  bind(c, s->name, BIND_INDEX, s->name_loc, (Val){i, false, false});
+  lower_region_block(c, r, s->body);
+  c->scope = scope;
+  set_yields(c, r, vars, n);
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+static void lower_while(Ctx *c, Stmt *s) {
+  Binding **vars;
+  int n = carried_vars(c, s->body, NULL, &vars);
+  Inst **args = ARENA_ARRAY(c->m->arena, Inst *, n + 1);
+  for (int k = 0; k < n; k++)
+    args[k] = vars[k]->val.v;
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_while, args, n, 2);
+  /* the condition, evaluated before each iteration */
+  Region *cond = &op->regions[0];
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, cond, vars[k]->type);
+  Builder saved = c->b;
+  c->b.before = NULL;
+  c->b.r = cond;
+  Inst *cv = lower_cond(c, s->value, "while");
+  c->b = saved;
+  ir_set_yields(c->m, cond, &cv, 1);
+  Region *body = &op->regions[1];
+  for (int k = 0; k < n; k++)
+    vars[k]->val.v = ir_add_region_param(c->m, body, vars[k]->type);
+  lower_region_block(c, body, s->body);
+  set_yields(c, body, vars, n);
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+static void lower_if(Ctx *c, Stmt *s) {
+  Inst *cond = lower_cond(c, s->value, "if");
+  Binding **vars;
+  int n = carried_vars(c, s->body, s->orelse, &vars);
+  c->b.loc = s->loc;
+  Inst *op = ir_region_op(&c->b, OP_if, &cond, 1, 2);
+  Val *before = ARENA_ARRAY(c->m->arena, Val, n + 1);
+  for (int k = 0; k < n; k++)
+    before[k] = vars[k]->val;
+  for (int r = 0; r < 2; r++) {
+    lower_region_block(c, &op->regions[r], r == 0 ? s->body : s->orelse);
+    set_yields(c, &op->regions[r], vars, n);
+    for (int k = 0; k < n; k++)
+      vars[k]->val = before[k];
+  }
+  c->b.loc = s->loc;
+  bind_results(c, op, vars, n);
+}
+
+/* The statements of a block; `top`: the function body, which alone may
+ * (and must) end with the return. */
+static void lower_stmts(Ctx *c, Stmt *list, bool top) {
   for (Stmt *s = list; s; s = s->next) {
     switch (s->kind) {
     case ST_LET: lower_let(c, s); break;
     case ST_VAR: lower_var(c, s); break;
     case ST_ASSIGN: lower_assign(c, s); break;
+    case ST_FOR: lower_for(c, s); break;
+    case ST_WHILE: lower_while(c, s); break;
+    case ST_IF: lower_if(c, s); break;
     case ST_RETURN:
-      return;
+      if (!top)
+        ERR(c, s->loc, "'return' cannot be inside a loop or a branch; a function body ends "
+                       "with its only return");
+      else
+        return;
+      break;
     }
   }
 }
@@ -961,7 +1171,7 @@ static void lower_stmts(Ctx *c, Stmt *list) {
 static void lower_body(Ctx *c, FnInfo *fn) {
   Func *af = fn->ast;
   c->cur = fn;
-  c->b = (Builder){c->m, fn->ir, NULL, af->loc};
+  c->b = (Builder){c->m, fn->ir, NULL, af->loc, NULL};
   c->scope = NULL;
   for (int k = 0; k < fn->ir->nparams; k++)
     bind(c, fn->ir->params[k]->name, BIND_PARAM, fn->ir->params[k]->loc,
@@ -970,7 +1180,7 @@ static void lower_body(Ctx *c, FnInfo *fn) {
   Stmt *ret = af->body;
   while (ret && ret->kind != ST_RETURN)
     ret = ret->next;
-  lower_stmts(c, af->body);
+  lower_stmts(c, af->body, true);
   if (!ret) {
     ERR(c, af->end_loc, "'%s' does not end with a return statement", af->name);
     return;
@@ -1017,6 +1227,9 @@ static void collect_calls(Ctx *c, Expr *e, PtrVec *out) {
 static void collect_stmt_calls(Ctx *c, Stmt *list, PtrVec *out) {
   for (Stmt *s = list; s; s = s->next) {
     collect_calls(c, s->value, out);
+    collect_calls(c, s->hi, out);
+    collect_stmt_calls(c, s->body, out);
+    collect_stmt_calls(c, s->orelse, out);
   }
 }
 
@@ -1086,7 +1299,7 @@ static double expanded_size(Function *f) {
   if (f->mark)
     return (double)f->mark;
   double n = 0;
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (i->op == OP_call)
       n += expanded_size(i->callee);
     else if (i->op == OP_grad) /* its primal and adjoint sweeps */
@@ -1107,7 +1320,7 @@ static void check_expansion(Ctx *c) {
   for (int i = 0; i < c->nfns; i++) {
     Function *f = c->fns[i].ir;
     bool callee_too_large = false;
-    for (Inst *k = f->first; k; k = k->next)
+    for (Inst *k = f->first; k; k = ir_walk_next(k))
       if ((k->op == OP_call || k->op == OP_grad) && k->callee->mark > MAX_EXPANDED_OPS)
         callee_too_large = true;
     if (f->mark > MAX_EXPANDED_OPS && !callee_too_large) {
@@ -1118,6 +1331,37 @@ static void check_expansion(Ctx *c) {
       break;
     }
   }
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+}
+
+/* Whether f or a function it calls has a loop or a branch (memoized in
+ * Function.mark: 1 no, 2 yes). */
+static bool has_regions(Function *f) {
+  if (f->mark)
+    return f->mark == 2;
+  f->mark = 1;
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (i->nregions || ((i->op == OP_call || i->op == OP_grad) && has_regions(i->callee))) {
+      f->mark = 2;
+      break;
+    }
+  return f->mark == 2;
+}
+
+/* The AD pass cannot differentiate the adjoint of a loop again (the unloop
+ * op has no adjoint yet), so a gradient of such a function inside a
+ * program, which is itself differentiated, is rejected rather than risk a
+ * wrong second-order number. */
+static void check_grad_of_loops(Ctx *c) {
+  for (int i = 0; i < c->nfns; i++)
+    c->fns[i].ir->mark = 0;
+  for (int i = 0; i < c->nfns; i++)
+    for (Inst *k = c->fns[i].ir->first; k; k = ir_walk_next(k))
+      if (k->op == OP_grad && has_regions(k->callee))
+        ERR(c, k->loc, "grad(%s, ...) is not supported yet: '%s' has loops or branches, and "
+                       "differentiating their gradient again (second order) is not implemented",
+            k->callee->name, k->callee->name);
   for (int i = 0; i < c->nfns; i++)
     c->fns[i].ir->mark = 0;
 }
@@ -1170,6 +1414,8 @@ Module *lower_program(Program *prog, Diag *diag) {
       lower_body(&c, &c.fns[i]);
   if (diag->errors == 0)
     check_expansion(&c);
+  if (diag->errors == 0)
+    check_grad_of_loops(&c);
   free(c.fns);
   free(c.fn_index);
   if (diag->errors) {

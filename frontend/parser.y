@@ -250,6 +250,7 @@ static void add_func(ParseCtx *pc, Func *f) {
 
 %token T_FN "'fn'" T_EXPORT "'export'" T_LET "'let'" T_RETURN "'return'"
 %token T_CONST "'const'" T_F32 "'f32'" T_F64 "'f64'" T_VAR "'var'"
+%token T_FOR "'for'" T_IN "'in'" T_WHILE "'while'" T_IF "'if'" T_ELSE "'else'" T_DOTDOT "'..'"
 %token <str> T_IDENT "identifier"
 %token <num> T_NUMBER "number"
 %token T_LPAREN "'('" T_RPAREN "')'" T_LBRACK "'['" T_RBRACK "']'"
@@ -270,7 +271,8 @@ static void add_func(ParseCtx *pc, Func *f) {
 %type <params> params params_opt
 %type <body> body
 %type <stmts> stmts
-%type <stmt> stmt
+%type <stmt> stmt ifstmt
+%type <stmts> block
 %type <func> func
 %type <expr> expr cmp additive term unary power postfix primary
 %type <cmp> cmpop
@@ -351,6 +353,11 @@ name:
   | T_F32               { keyword_as_name(pc, LOC(@1), "f32"); $$ = "f32"; }
   | T_F64               { keyword_as_name(pc, LOC(@1), "f64"); $$ = "f64"; }
   | T_VAR               { keyword_as_name(pc, LOC(@1), "var"); $$ = "var"; }
+  | T_FOR               { keyword_as_name(pc, LOC(@1), "for"); $$ = "for"; }
+  | T_IN                { keyword_as_name(pc, LOC(@1), "in"); $$ = "in"; }
+  | T_WHILE             { keyword_as_name(pc, LOC(@1), "while"); $$ = "while"; }
+  | T_IF                { keyword_as_name(pc, LOC(@1), "if"); $$ = "if"; }
+  | T_ELSE              { keyword_as_name(pc, LOC(@1), "else"); $$ = "else"; }
   ;
 
 params_opt:
@@ -489,6 +496,26 @@ stmt:
       s->value = $3;
       $$ = s;
     }
+  | T_FOR name T_IN expr T_DOTDOT expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_FOR;
+      s->loc = LOC(@1);
+      s->name = $2;
+      s->name_loc = LOC(@2);
+      s->value = $4;
+      s->hi = $6;
+      s->body = $7.head;
+      $$ = s;
+    }
+  | T_WHILE expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_WHILE;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      $$ = s;
+    }
+  | ifstmt              { $$ = $1; }
   | T_RETURN expr T_SEMI {
       Stmt *s = ARENA_NEW(pc->arena, Stmt);
       s->kind = ST_RETURN;
@@ -507,6 +534,41 @@ stmt:
       br_unwind_to_brace(pc);
       $$ = NULL;
     }
+  ;
+
+ifstmt:
+    T_IF expr block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      $$ = s;
+    }
+  | T_IF expr block T_ELSE block {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      s->orelse = $5.head;
+      s->has_else = true;
+      $$ = s;
+    }
+  | T_IF expr block T_ELSE ifstmt {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_IF;
+      s->loc = LOC(@1);
+      s->value = $2;
+      s->body = $3.head;
+      s->orelse = $5;
+      s->has_else = true;
+      $$ = s;
+    }
+  ;
+
+block:
+    T_LBRACE stmts T_RBRACE { $$ = $2; }
   ;
 
 assignop:

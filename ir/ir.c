@@ -182,23 +182,34 @@ char *ir_type_str(const Module *m, const Type *t, char *buf, size_t len) {
 
 /* ---- instructions ---- */
 
+/* The list an instruction of block `r` lives in (r NULL: f's body). */
+static Inst **block_first(Function *f, Region *r) { return r ? &r->first : &f->first; }
+static Inst **block_last(Function *f, Region *r) { return r ? &r->last : &f->last; }
+
+void ir_append(Function *f, Region *r, Inst *i) {
+  Inst **first = block_first(f, r), **last = block_last(f, r);
+  i->parent = r;
+  i->prev = *last;
+  i->next = NULL;
+  if (*last)
+    (*last)->next = i;
+  else
+    *first = i;
+  *last = i;
+}
+
 void ir_insert_before(Function *f, Inst *at, Inst *i) {
   if (!at) {
-    i->prev = f->last;
-    i->next = NULL;
-    if (f->last)
-      f->last->next = i;
-    else
-      f->first = i;
-    f->last = i;
+    ir_append(f, NULL, i);
     return;
   }
+  i->parent = at->parent;
   i->next = at;
   i->prev = at->prev;
   if (at->prev)
     at->prev->next = i;
   else
-    f->first = i;
+    *block_first(f, at->parent) = i;
   at->prev = i;
 }
 
@@ -206,12 +217,130 @@ void ir_unlink(Function *f, Inst *i) {
   if (i->prev)
     i->prev->next = i->next;
   else
-    f->first = i->next;
+    *block_first(f, i->parent) = i->next;
   if (i->next)
     i->next->prev = i->prev;
   else
-    f->last = i->prev;
+    *block_last(f, i->parent) = i->prev;
   i->prev = i->next = NULL;
+}
+
+Inst *ir_walk_next(const Inst *i) {
+  for (int k = 0; k < i->nregions; k++)
+    if (i->regions[k].first)
+      return i->regions[k].first;
+  while (i) {
+    if (i->next)
+      return i->next;
+    Region *r = i->parent;
+    if (!r)
+      return NULL;
+    Inst *op = r->owner;
+    for (int k = (int)(r - op->regions) + 1; k < op->nregions; k++)
+      if (op->regions[k].first)
+        return op->regions[k].first;
+    i = op;
+  }
+  return NULL;
+}
+
+/* ---- regions ---- */
+
+Inst *ir_region_op(Builder *b, Op op, Inst **args, int nargs, int nregions) {
+  Inst *i = ir_new_inst(b, op, ir_scalar(IR_TUPLE), args, nargs);
+  i->nregions = nregions;
+  i->regions = ARENA_ARRAY(b->m->arena, Region, nregions);
+  for (int k = 0; k < nregions; k++)
+    i->regions[k].owner = i;
+  return i;
+}
+
+Inst *ir_add_region_param(Module *m, Region *r, Type t) {
+  Inst *p = ARENA_NEW(m->arena, Inst);
+  p->op = OP_arg;
+  p->type = t;
+  p->index = r->nparams;
+  p->parent = r;
+  Inst **ps = ARENA_ARRAY(m->arena, Inst *, r->nparams + 1);
+  if (r->nparams)
+    memcpy(ps, r->params, sizeof(Inst *) * (size_t)r->nparams);
+  ps[r->nparams++] = p;
+  r->params = ps;
+  return p;
+}
+
+void ir_set_yields(Module *m, Region *r, Inst **vals, int n) {
+  r->yields = ARENA_ARRAY(m->arena, Inst *, n > 0 ? n : 1);
+  for (int k = 0; k < n; k++)
+    r->yields[k] = vals[k];
+  r->nyields = n;
+}
+
+int ir_num_results(const Inst *op) {
+  switch (op->op) {
+  case OP_for: return op->nargs - 2;
+  case OP_while: return op->nargs;
+  case OP_if: return op->nregions ? op->regions[0].nyields : 0;
+  case OP_unloop: return op->nargs - 1;
+  default: return 0;
+  }
+}
+
+Type ir_result_type(const Inst *op, int index) {
+  if (op->op == OP_if)
+    return op->regions[0].yields[index]->type;
+  return op->args[op->op == OP_for ? index + 2 : op->op == OP_unloop ? index + 1 : index]->type;
+}
+
+Inst *ir_proj(Builder *b, Inst *op, int index) {
+  Inst *p = ir_new_inst(b, OP_proj, ir_result_type(op, index), &op, 1);
+  p->index = index;
+  return p;
+}
+
+static Inst *mapped(Inst *x) {
+  if (!x->aux)
+    die("copying: %%%d (%s) has no copy", x->id, ir_ops[x->op].name);
+  return x->aux;
+}
+
+Inst *ir_copy_inst(Builder *b, Inst *i, void (*retype)(Inst *copy, void *ctx), void *ctx) {
+  Inst *argv[8];
+  Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
+  for (int k = 0; k < i->nargs; k++)
+    args[k] = mapped(i->args[k]);
+  Inst *c = ir_clone_inst(b, i, args);
+  if (args != argv)
+    free(args);
+  if (retype)
+    retype(c, ctx);
+  i->aux = c;
+  if (!i->nregions)
+    return c;
+  c->nregions = i->nregions;
+  c->regions = ARENA_ARRAY(b->m->arena, Region, i->nregions);
+  for (int k = 0; k < i->nregions; k++) {
+    Region *from = &i->regions[k], *to = &c->regions[k];
+    to->owner = c;
+    for (int j = 0; j < from->nparams; j++) {
+      Inst *p = ir_add_region_param(b->m, to, from->params[j]->type);
+      p->name = from->params[j]->name;
+      if (retype)
+        retype(p, ctx);
+      from->params[j]->aux = p;
+    }
+    Builder inner = *b;
+    inner.before = NULL;
+    inner.r = to;
+    for (Inst *x = from->first; x; x = x->next)
+      ir_copy_inst(&inner, x, retype, ctx);
+    Inst **ys = xmalloc(sizeof(Inst *) * (size_t)(from->nyields + 1));
+    for (int j = 0; j < from->nyields; j++)
+      ys[j] = mapped(from->yields[j]);
+    ir_set_yields(b->m, to, ys, from->nyields);
+    free(ys);
+  }
+  return c;
 }
 
 Inst *ir_new_inst(Builder *b, Op op, Type type, Inst **args, int nargs) {
@@ -226,7 +355,10 @@ Inst *ir_new_inst(Builder *b, Op op, Type type, Inst **args, int nargs) {
     i->args[k] = args[k];
   }
   i->loc = b->loc;
-  ir_insert_before(b->f, b->before, i);
+  if (b->before)
+    ir_insert_before(b->f, b->before, i);
+  else
+    ir_append(b->f, b->r, i);
   return i;
 }
 
@@ -238,16 +370,22 @@ Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args) {
   c->attr = i->attr;
   c->callee = i->callee;
   c->wrt = i->wrt;
+  c->index = i->index;
   c->name = i->name;
   c->loc = i->loc;
   return c;
 }
 
 void ir_replace_uses(Function *f, Inst *old, Inst *with) {
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k] == old)
         i->args[k] = with;
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nyields; k++)
+        if (i->regions[r].yields[k] == old)
+          i->regions[r].yields[k] = with;
+  }
   for (int k = 0; k < f->nresults; k++)
     if (f->results[k] == old)
       f->results[k] = with;
@@ -267,8 +405,12 @@ void ir_resolve_args(Inst *i) {
 }
 
 void ir_resolve_func(Function *f) {
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     ir_resolve_args(i);
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nyields; k++)
+        i->regions[r].yields[k] = resolved(i->regions[r].yields[k]);
+  }
   for (int k = 0; k < f->nresults; k++)
     f->results[k] = resolved(f->results[k]);
 }
@@ -276,27 +418,45 @@ void ir_resolve_func(Function *f) {
 void ir_count_uses(Function *f) {
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->nuses = 0;
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     i->nuses = 0;
-  for (Inst *i = f->first; i; i = i->next)
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->nuses = 0;
+  }
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     for (int k = 0; k < i->nargs; k++)
       i->args[k]->nuses++;
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nyields; k++)
+        i->regions[r].yields[k]->nuses++;
+  }
   for (int k = 0; k < f->nresults; k++)
     f->results[k]->nuses++;
 }
 
+/* Ids in printing order: an op, then each region's arguments and body. */
+static int number_block(Inst *first, int n) {
+  for (Inst *i = first; i; i = i->next) {
+    i->id = n++;
+    for (int r = 0; r < i->nregions; r++) {
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->id = n++;
+      n = number_block(i->regions[r].first, n);
+    }
+  }
+  return n;
+}
+
 int ir_renumber(Function *f) {
-  int n = 0;
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->id = -1;
-  for (Inst *i = f->first; i; i = i->next)
-    i->id = n++;
-  return n;
+  return number_block(f->first, 0);
 }
 
 int ir_num_insts(const Function *f) {
   int n = 0;
-  for (const Inst *i = f->first; i; i = i->next)
+  for (const Inst *i = f->first; i; i = ir_walk_next(i))
     n++;
   return n;
 }

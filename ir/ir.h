@@ -1,11 +1,40 @@
 /* The sgc IR: read this first.
  *
- * A Module is a list of Funcs. A Function is a straight-line SSA program over
- * tensors: its parameters and instructions are all `Inst`s, each defining one
- * value with a dtype and a shape. Sizes may be symbolic (`n`), bound by the
- * arguments when the generated code runs. There is no control flow: the
- * language has none, and calls between user functions are inlined when the
- * AST is lowered (docs/internals.md says why).
+ * A Module is a list of Funcs. A Function is an SSA program over tensors:
+ * its parameters and instructions are all `Inst`s, each defining one value
+ * with a dtype and a shape. Sizes may be symbolic (`n`), bound by the
+ * arguments when the generated code runs. Calls between user functions are
+ * inlined before AD (docs/internals.md says why).
+ *
+ * Control flow is structured, as MLIR's scf dialect: a loop or a branch is
+ * ONE instruction (`for`, `while`, `if`) holding its bodies as Regions, so
+ * passes recurse into bodies instead of chasing a CFG. A region may use any
+ * value defined before its op in an enclosing block (implicit capture);
+ * nothing defined inside is visible outside except through its yields, which
+ * become the op's results. An Inst defines exactly one value, so a region op
+ * defines a tuple, read by one `proj` per result placed right after it:
+ *
+ *   %5 = for %lo, %hi, %h0, %l0 : (f32[h], f32) {
+ *   ^(%6: i32, %7: f32[h], %8: f32):
+ *     ...
+ *     yield %12, %14
+ *   }
+ *   %15 = proj %5 {index=0} : f32[h]
+ *   %16 = proj %5 {index=1} : f32
+ *
+ *   for:   args [lo, hi, init...]; regions[0] params [i, c...], yields [c'...];
+ *          results: the final c... (none run when hi <= lo: the inits).
+ *   while: args [init...]; regions[0] (the condition) params [c...], yields
+ *          [bool scalar]; regions[1] (the body) params [c...], yields [c'...];
+ *          results: the c... for which the condition is false.
+ *   if:    args [cond]; regions[0] then, regions[1] else, no params, each
+ *          yields the results.
+ *   unloop (made by AD): args [loop, acc...], the loop a for or while; runs
+ *          once per iteration the loop ran, last first; regions[0] params
+ *          [i, c..., acc...]: the index (for a while: the iteration number),
+ *          the carried values entering that iteration, the accumulators;
+ *          yields [acc'...]; results: the final acc... . The code generator
+ *          records the loop's carried values (a tape) for it.
  *
  * Elementwise instructions take operands of exactly their own shape; the
  * lowering makes NumPy broadcasting explicit with `broadcast`, so that every
@@ -56,8 +85,12 @@ typedef enum {
 enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8 };
 
 typedef enum {
-  SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL,
+  SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,
 } ShapeRule;
+
+/* The type of a region op itself: a tuple of its results, which only proj
+ * reads (the result types are those of its yields). */
+#define IR_TUPLE ((DType)0)
 
 typedef struct OpInfo {
   const char *name;
@@ -69,6 +102,17 @@ extern const OpInfo ir_ops[OP_COUNT];
 
 typedef struct Function Function;
 typedef struct Inst Inst;
+typedef struct Region Region;
+
+/* One block of a region op (see the top of this file). */
+struct Region {
+  Inst **params;  /* block arguments (op arg): loop index, carried values */
+  int nparams;
+  Inst *first, *last; /* its instructions, in order */
+  Inst **yields;  /* the values it passes on */
+  int nyields;
+  Inst *owner;    /* the region op that holds it */
+};
 
 /* An instruction and the value it defines. Parameters are Insts too
  * (op == OP_param), kept in Function.params rather than the body list. */
@@ -84,6 +128,10 @@ struct Inst {
   Type attr;                /* count: the dims whose product it is */
   Function *callee;             /* grad: the function differentiated */
   int wrt;                  /* grad: the parameter index, param: its index */
+  int index;                /* proj: which result; arg: which block argument */
+  Region *regions;          /* for, while, if: their bodies */
+  int nregions;
+  Region *parent;           /* the region it is in; NULL: the function body */
   bool is_const;            /* param: declared `const` */
   const char *name;         /* param: its name; others: optional hint */
   Loc loc;                  /* where in the .sg source it came from */
@@ -153,14 +201,33 @@ typedef struct Builder {
   Module *m;
   Function *f;
   Inst *before;
-  Loc loc; /* given to every new instruction */
+  Loc loc;   /* given to every new instruction */
+  Region *r; /* when before is NULL: append to this region (NULL: f's body) */
 } Builder;
 
 Inst *ir_new_inst(Builder *b, Op op, Type type, Inst **args, int nargs);
 /* A copy of i (attributes included) with operands `args`. */
 Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args);
-void ir_insert_before(Function *f, Inst *at, Inst *i); /* at NULL: append */
-void ir_unlink(Function *f, Inst *i);
+void ir_insert_before(Function *f, Inst *at, Inst *i); /* at NULL: append to f's body */
+void ir_append(Function *f, Region *r, Inst *i);       /* r NULL: f's body */
+void ir_unlink(Function *f, Inst *i);                  /* from its block */
+/* Regions: a region op with `nregions` empty regions; a block argument of r. */
+Inst *ir_region_op(Builder *b, Op op, Inst **args, int nargs, int nregions);
+Inst *ir_add_region_param(Module *m, Region *r, Type t);
+void ir_set_yields(Module *m, Region *r, Inst **vals, int n);
+Inst *ir_proj(Builder *b, Inst *op, int index);  /* result `index` of a region op */
+int ir_num_results(const Inst *op);               /* how many values it yields */
+Type ir_result_type(const Inst *op, int index);
+/* Pre-order walk over every instruction of f, nested regions included: an
+ * op comes before the instructions of its regions.
+ *   for (Inst *i = f->first; i; i = ir_walk_next(i)) ...
+ * (to unlink i, take the next one first; never unlink a region op so). */
+Inst *ir_walk_next(const Inst *i);
+/* A copy of i (regions included, recursively) at b's position. Operands and
+ * values captured from outside are mapped through their aux (which must be
+ * set); every value the copy defines is recorded in the original's aux.
+ * `retype` (if not NULL) adjusts each copied instruction and argument. */
+Inst *ir_copy_inst(Builder *b, Inst *i, void (*retype)(Inst *copy, void *ctx), void *ctx);
 void ir_replace_uses(Function *f, Inst *old, Inst *with); /* operands and results */
 /* Replacing many values in one sweep, for passes that walk a function in
  * order (ir_replace_uses is linear, so calling it per instruction would be

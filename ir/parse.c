@@ -41,7 +41,7 @@ typedef enum {
   T_VALUE,  /* %name */
   T_GLOBAL, /* @name */
   T_ARROW,  /* -> */
-  T_PUNCT,  /* one of ( ) [ ] { } , : = */
+  T_PUNCT,  /* one of ( ) [ ] { } , : = ^ */
 } TokKind;
 
 typedef struct Token {
@@ -99,6 +99,11 @@ typedef struct Parser {
   PtrVec args, params, rets;
   Loc *ret_locs;
   int cap_ret_locs;
+  Region *region;    /* the block being read (NULL: the function body) */
+  int depth;         /* how many regions it is nested in */
+  PtrVec yields;
+  Type *tup;         /* the result types of the region op being read */
+  int cap_tup;
   PtrVec res_names;  /* the declared results of the function being read */
   Type *res_types;
   int cap_res_types;
@@ -217,7 +222,7 @@ static void next(Parser *p) {
         break;
     }
     t->kind = T_NUM;
-  } else if (c != 0 && strchr("()[]{},:=", c)) {
+  } else if (c != 0 && strchr("()[]{},:=^", c)) {
     bump(p);
     t->kind = T_PUNCT;
   } else {
@@ -453,23 +458,26 @@ static Op find_op(const Token *t) {
 
 /* The attributes an instruction carries, as written. */
 typedef struct Attrs {
-  bool has_axes, has_perm, has_wrt;
+  bool has_axes, has_perm, has_wrt, has_index;
   unsigned axes;
   int perm[IR_MAX_RANK], nperm;
-  int wrt;
+  int wrt, index;
   bool bad; /* an error was reported: skip the type check */
 } Attrs;
 
-/* attr    = "{" ( "axes" "=" intlist | "perm" "=" intlist | "wrt" "=" NUM ) "}"
+/* attr    = "{" ( "axes" "=" intlist | "perm" "=" intlist | "wrt" "=" NUM
+ *               | "index" "=" NUM ) "}"
  * intlist = "[" (NUM ("," NUM)*)? "]"      (each below IR_MAX_RANK) */
 static void parse_attr(Parser *p, Attrs *a) {
   expect(p, '{');
   Token key = p->tok;
   bool axes = is_word(p, "axes"), perm = is_word(p, "perm"), wrt = is_word(p, "wrt");
-  if (!axes && !perm && !wrt)
-    fail_expected(p, "an attribute (axes, perm or wrt)");
+  bool index = is_word(p, "index");
+  if (!axes && !perm && !wrt && !index)
+    fail_expected(p, "an attribute (axes, perm, wrt or index)");
   next(p);
-  if ((axes && a->has_axes) || (perm && a->has_perm) || (wrt && a->has_wrt)) {
+  if ((axes && a->has_axes) || (perm && a->has_perm) || (wrt && a->has_wrt) ||
+      (index && a->has_index)) {
     error_at(p, key.loc, "%.*s given twice", SHOW(key.s, key.len));
     a->bad = true;
   }
@@ -477,6 +485,9 @@ static void parse_attr(Parser *p, Attrs *a) {
   if (wrt) {
     a->has_wrt = true;
     a->wrt = (int)parse_int(p, 1000000000, "a parameter index");
+  } else if (index) {
+    a->has_index = true;
+    a->index = (int)parse_int(p, 1000000000, "a result index");
   } else {
     if (axes) {
       a->has_axes = true;
@@ -534,11 +545,114 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
     error_at(p, optok->loc, op == OP_grad ? "%s needs {wrt=N}" : "%s takes no wrt", name);
     ok = false;
   }
+  if ((op == OP_proj) != a->has_index) {
+    error_at(p, optok->loc, op == OP_proj ? "%s needs {index=N}" : "%s takes no index", name);
+    ok = false;
+  }
   return ok;
 }
 
-/* inst    = VALUE "=" IDENT GLOBAL? literal? dims? (value ("," value)*)? attr* ":" type
- *   the literal only (and always) for const, the dims only for count */
+static void parse_inst(Parser *p, Function *f);
+
+enum { MAX_REGION_DEPTH = 10000 };
+
+/* region = "{" ("^" "(" VALUE ":" type ("," VALUE ":" type)* ")" ":")? inst*
+ *          "yield" (value ("," value)*)? "}" */
+static void parse_region(Parser *p, Function *f, Region *r) {
+  expect(p, '{');
+  if (accept(p, '^')) {
+    expect(p, '(');
+    do {
+      Token name = p->tok;
+      if (name.kind != T_VALUE)
+        fail_expected(p, "a block argument (%name)");
+      next(p);
+      expect(p, ':');
+      Inst *a = ir_add_region_param(p->m, r, parse_type(p));
+      a->loc = name.loc;
+      define_value(p, &name, a);
+    } while (accept(p, ','));
+    expect(p, ')');
+    expect(p, ':');
+  }
+  Region *outer = p->region;
+  p->region = r;
+  if (++p->depth > MAX_REGION_DEPTH)
+    fail_at(p, p->tok.loc, "regions nested more than %d deep", MAX_REGION_DEPTH);
+  while (p->tok.kind == T_VALUE)
+    parse_inst(p, f);
+  p->depth--;
+  p->region = outer;
+  expect_word(p, "yield");
+  PtrVec *ys = &p->yields;
+  ys->len = 0;
+  if (p->tok.kind == T_VALUE) {
+    do {
+      Inst *v = parse_value(p);
+      vec_push(ys, v ? v : p->poison);
+    } while (accept(p, ','));
+  }
+  ir_set_yields(p->m, r, (Inst **)ys->data, ys->len);
+  expect(p, '}');
+}
+
+/* The tuple of a region op's result types: "(" (type ("," type)*)? ")" */
+static int parse_tuple(Parser *p) {
+  int n = 0;
+  expect(p, '(');
+  if (!is_punct(p, ')')) {
+    do {
+      if (n == p->cap_tup) {
+        p->cap_tup = p->cap_tup ? 2 * p->cap_tup : 8;
+        p->tup = xrealloc(p->tup, sizeof(Type) * (size_t)p->cap_tup);
+      }
+      p->tup[n++] = parse_type(p);
+    } while (accept(p, ','));
+  }
+  expect(p, ')');
+  return n;
+}
+
+/* After ": (types)": the regions, then a check of the written result types. */
+static void parse_regions(Parser *p, Function *f, Inst *i, const Token *res, int ntup,
+                          bool ok) {
+  Type *tup = ARENA_ARRAY(p->m->arena, Type, ntup + 1);
+  memcpy(tup, p->tup, sizeof(Type) * (size_t)ntup);
+  i->nregions = i->op == OP_for || i->op == OP_unloop ? 1 : 2;
+  i->regions = ARENA_ARRAY(p->m->arena, Region, i->nregions);
+  for (int k = 0; k < i->nregions; k++) {
+    i->regions[k].owner = i;
+    if (k == 1)
+      expect_word(p, i->op == OP_while ? "do" : "else");
+    parse_region(p, f, &i->regions[k]);
+  }
+  if (!ok)
+    return;
+  bool shaped = i->op != OP_if || i->regions[0].nyields == i->regions[1].nyields;
+  int n = shaped ? ir_num_results(i) : -1;
+  if ((i->op == OP_for && i->nargs < 2) || (i->op == OP_unloop && i->nargs < 1)) {
+    error_at(p, res->loc, "%s needs more operands", ir_ops[i->op].name);
+    return;
+  }
+  if (n != ntup) {
+    error_at(p, res->loc, "%.*s has %d results, but its type lists %d", SHOW(res->s, res->len),
+             n, ntup);
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    Type t = ir_result_type(i, k);
+    if (!ir_type_eq(&t, &tup[k])) {
+      char s1[256], s2[256];
+      error_at(p, res->loc, "result %d of %.*s has type %s, not %s", k, SHOW(res->s, res->len),
+               type_str(p, &t, s1, sizeof s1), type_str(p, &tup[k], s2, sizeof s2));
+    }
+  }
+}
+
+/* inst    = VALUE "=" IDENT GLOBAL? literal? dims? (value ("," value)*)? attr* ":"
+ *           ( type | tuple region ("do"|"else" region)? )
+ *   the literal only (and always) for const, the dims only for count, the
+ *   tuple and regions only for for, while and if */
 static void parse_inst(Parser *p, Function *f) {
   Token res = p->tok; /* the %name being defined */
   next(p);
@@ -592,6 +706,16 @@ static void parse_inst(Parser *p, Function *f) {
   while (is_punct(p, '{'))
     parse_attr(p, &a);
   expect(p, ':');
+  if (op != OP_COUNT && ir_ops[op].shape == SH_REGION) {
+    int ntup = parse_tuple(p);
+    if (ok)
+      ok = check_form(p, op, &optok, &a, callee.kind == T_GLOBAL);
+    Builder b = {p->m, f, NULL, res.loc, p->region};
+    Inst *i = ir_new_inst(&b, op, ir_scalar(IR_TUPLE), (Inst **)args->data, args->len);
+    define_value(p, &res, i);
+    parse_regions(p, f, i, &res, ntup, ok && !a.bad);
+    return;
+  }
   Type type = parse_type(p);
   if (a.bad)
     ok = false;
@@ -605,12 +729,13 @@ static void parse_inst(Parser *p, Function *f) {
   }
   if (ok)
     ok = check_form(p, op, &optok, &a, callee.kind == T_GLOBAL);
-  Builder b = {p->m, f, NULL, res.loc};
+  Builder b = {p->m, f, NULL, res.loc, p->region};
   Inst *i = ir_new_inst(&b, op, type, (Inst **)args->data, args->len);
   i->num = op == OP_const && type.dtype == DT_F32 ? (double)(float)num : num; /* as ir_const */
   i->axes = a.axes;
   memcpy(i->perm, a.perm, sizeof i->perm);
   i->wrt = a.wrt;
+  i->index = a.index;
   attr.dtype = type.dtype;
   i->attr = attr;
   if (callee.kind == T_GLOBAL && (op == OP_call || op == OP_grad))
@@ -892,6 +1017,8 @@ Module *ir_parse(Diag *diag, const char *src, size_t len) {
   vec_free(&p->args);
   vec_free(&p->params);
   vec_free(&p->rets);
+  vec_free(&p->yields);
+  free(p->tup);
   vec_free(&p->res_names);
   free(p->ret_locs);
   free(p->res_types);

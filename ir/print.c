@@ -6,8 +6,23 @@
  *     ret %1, %0
  *   }
  *
- * Attributes follow the operands in braces. ir/parse.c reads this format
- * back; printing what it parsed gives the same text. */
+ * Attributes follow the operands in braces. Region ops (ir.h) print their
+ * result types as a tuple and their regions as nested blocks, each opening
+ * with its block arguments and ending with its yields:
+ *
+ *   %5 = while %2 : (f32) {
+ *   ^(%6: f32):
+ *     %7 = lt %6, %2 : bool
+ *     yield %7
+ *   } do {
+ *   ^(%8: f32):
+ *     ...
+ *     yield %10
+ *   }
+ *   %11 = proj %5 {index=0} : f32
+ *
+ * ir/parse.c reads this format back; printing what it parsed gives the same
+ * text. */
 #include <string.h>
 
 #include "ir.h"
@@ -35,8 +50,36 @@ static void print_axes(FILE *out, unsigned axes) {
   fputs("]}", out);
 }
 
-static void print_inst(FILE *out, const Module *m, const Inst *i) {
-  fprintf(out, "  %%%d = %s", i->id, ir_ops[i->op].name);
+static void print_block(FILE *out, const Module *m, const Inst *first, int depth);
+
+static void indent(FILE *out, int depth) {
+  for (int k = 0; k < depth; k++)
+    fputs("  ", out);
+}
+
+static void print_region(FILE *out, const Module *m, const Region *r, int depth) {
+  if (r->nparams) {
+    indent(out, depth - 1);
+    fputs("^(", out);
+    for (int k = 0; k < r->nparams; k++) {
+      fprintf(out, "%s%%%d: ", k ? ", " : "", r->params[k]->id);
+      print_type(out, m, &r->params[k]->type);
+    }
+    fputs("):\n", out);
+  }
+  print_block(out, m, r->first, depth);
+  indent(out, depth);
+  fputs("yield", out);
+  for (int k = 0; k < r->nyields; k++) {
+    fputs(k ? ", " : " ", out);
+    print_value(out, r->yields[k]);
+  }
+  fputc('\n', out);
+}
+
+static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
+  indent(out, depth);
+  fprintf(out, "%%%d = %s", i->id, ir_ops[i->op].name);
   if (i->op == OP_grad || i->op == OP_call)
     fprintf(out, " @%s", i->callee->name);
   if (i->op == OP_const)
@@ -65,11 +108,36 @@ static void print_inst(FILE *out, const Module *m, const Inst *i) {
   }
   if (i->op == OP_grad)
     fprintf(out, " {wrt=%d}", i->wrt);
+  if (i->op == OP_proj)
+    fprintf(out, " {index=%d}", i->index);
   fputs(" : ", out);
-  print_type(out, m, &i->type);
+  if (ir_ops[i->op].shape == SH_REGION) {
+    fputc('(', out);
+    for (int k = 0; k < ir_num_results(i); k++) {
+      Type t = ir_result_type(i, k);
+      fputs(k ? ", " : "", out);
+      print_type(out, m, &t);
+    }
+    fputs(") {", out);
+  } else {
+    print_type(out, m, &i->type);
+  }
   if (m->show_activity && i->active)
     fputs("  # active", out);
   fputc('\n', out);
+  for (int r = 0; r < i->nregions; r++) {
+    print_region(out, m, &i->regions[r], depth + 1);
+    indent(out, depth);
+    if (r + 1 < i->nregions)
+      fputs(i->op == OP_while ? "} do {\n" : "} else {\n", out);
+    else
+      fputs("}\n", out);
+  }
+}
+
+static void print_block(FILE *out, const Module *m, const Inst *first, int depth) {
+  for (const Inst *i = first; i; i = i->next)
+    print_inst(out, m, i, depth);
 }
 
 void ir_print_func(FILE *out, Module *m, Function *f) {
@@ -92,8 +160,7 @@ void ir_print_func(FILE *out, Module *m, Function *f) {
   if (!plain)
     fputc(')', out);
   fputs(" {\n", out);
-  for (Inst *i = f->first; i; i = i->next)
-    print_inst(out, m, i);
+  print_block(out, m, f->first, 1);
   fputs("  ret", out);
   for (int k = 0; k < f->nresults; k++) {
     fputs(k ? ", " : " ", out);

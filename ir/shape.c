@@ -133,6 +133,13 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       if (!ir_shape_eq(&a[0]->type, &i->type) || a[0]->type.dtype == DT_BOOL ||
           i->type.dtype == DT_BOOL)
         return FAIL("convert changes only the number dtype");
+    } else if (i->op == OP_proj) {
+      if (ir_ops[a[0]->op].shape != SH_REGION)
+        return FAIL("proj reads the result of a for, while or if");
+      if (i->index < 0 || i->index >= ir_num_results(a[0]))
+        return FAIL("proj index %d is out of range (%d results)", i->index,
+                    ir_num_results(a[0]));
+      *out = ir_result_type(a[0], i->index);
     } else if (i->op == OP_broadcast) {
       if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
@@ -175,6 +182,9 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
     if (!is_perm(i->perm, a[0]->type.rank))
       return FAIL("transpose: not a permutation of %d axes", a[0]->type.rank);
     *out = ir_transpose_type(&a[0]->type, i->perm);
+    return true;
+  case SH_REGION: /* the structure is checked by ir/verify.c */
+    *out = ir_scalar(IR_TUPLE);
     return true;
   case SH_MATMUL:
     if (a[0]->type.dtype != a[1]->type.dtype || a[0]->type.dtype == DT_BOOL)

@@ -272,3 +272,52 @@ char *read_file(const char *path, size_t *len) {
   *len = n;
   return buf;
 }
+
+/* ---- PtrMap ---- */
+
+static size_t ptr_hash(const void *p, size_t mask) {
+  uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 17) & mask;
+}
+
+void *ptrmap_get(const PtrMap *m, const void *key) {
+  if (!m->cap)
+    return NULL;
+  for (size_t h = ptr_hash(key, m->cap - 1);; h = (h + 1) & (m->cap - 1)) {
+    if (m->keys[h] == key)
+      return m->vals[h];
+    if (!m->keys[h])
+      return NULL;
+  }
+}
+
+void **ptrmap_slot(PtrMap *m, const void *key) {
+  if (2 * (m->n + 1) > m->cap) {
+    PtrMap big = {NULL, NULL, m->cap ? 2 * m->cap : 64, 0};
+    big.keys = xmalloc(sizeof(void *) * big.cap);
+    big.vals = xmalloc(sizeof(void *) * big.cap);
+    memset(big.keys, 0, sizeof(void *) * big.cap);
+    for (size_t k = 0; k < m->cap; k++)
+      if (m->keys[k])
+        *ptrmap_slot(&big, m->keys[k]) = m->vals[k];
+    ptrmap_free(m);
+    *m = big;
+  }
+  size_t h = ptr_hash(key, m->cap - 1);
+  while (m->keys[h] && m->keys[h] != key)
+    h = (h + 1) & (m->cap - 1);
+  if (!m->keys[h]) {
+    m->keys[h] = key;
+    m->vals[h] = NULL;
+    m->n++;
+  }
+  return &m->vals[h];
+}
+
+void ptrmap_free(PtrMap *m) {
+  free(m->keys);
+  free(m->vals);
+  m->keys = NULL;
+  m->vals = NULL;
+  m->cap = m->n = 0;
+}

@@ -74,6 +74,16 @@ void nameset_add(NameSet *s, const char *name);
 bool nameset_has(const NameSet *s, const char *name);
 void nameset_free(NameSet *s);
 
+/* ---- Map from pointers to pointers (open addressing, malloc-backed). ---- */
+typedef struct PtrMap {
+  const void **keys;
+  void **vals;
+  size_t cap, n; /* cap is 0 or a power of two */
+} PtrMap;
+void **ptrmap_slot(PtrMap *m, const void *key); /* key's value, inserted as NULL if new */
+void *ptrmap_get(const PtrMap *m, const void *key); /* NULL if absent */
+void ptrmap_free(PtrMap *m);
+
 /* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
  * wait for it: the stages recurse over expression trees, which a program
  * can nest as deeply as it is long. Runs it directly if no thread can be

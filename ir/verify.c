@@ -1,7 +1,12 @@
 /* The verifier: every invariant the IR promises, checked after each pass
  * when checking is on (sgc --verify, SGC_VERIFY=1, sgc-opt always).
  *   - every operand is a parameter of the same function or an instruction
- *     defined earlier in it (SSA dominance for straight-line code);
+ *     defined earlier in its block or in an enclosing one (SSA dominance with
+ *     structured control flow: what a region defines is not visible after
+ *     it, except through its yields);
+ *   - region ops have the structure ir.h describes (bounds, block arguments
+ *     and yields typed like the carried values), only proj reads them, and
+ *     each proj follows its op;
  *   - every instruction's type is the one its shape rule gives;
  *   - the results are defined values, parameters only in Function.params.
  * Errors name the function and print the offending instruction. */
@@ -9,7 +14,14 @@
 
 #include "ir.h"
 
-enum { MARK_SEEN = 1 };
+enum { MARK_SEEN = 1, MARK_GONE = 2 };
+
+typedef struct Verifier {
+  Module *m;
+  Function *f;
+  const char *after;
+  int errors;
+} Verifier;
 
 static int report(Module *m, Function *f, Inst *i, const char *after, const char *msg) {
   char buf[256];
@@ -49,63 +61,218 @@ static int check_unique_names(Module *m, Function *f, const char *after) {
   return errors;
 }
 
-static int verify_func(Module *m, Function *f, const char *after) {
-  int errors = 0;
-  char msg[512];
-  ir_renumber(f);
-  /* aux marks what is defined so far; clear it first */
-  for (int k = 0; k < f->nparams; k++)
-    f->params[k]->aux = NULL;
-  for (Inst *i = f->first; i; i = i->next)
-    i->aux = NULL;
-  for (int k = 0; k < f->nparams; k++) {
-    Inst *p = f->params[k];
-    if (p->op != OP_param)
-      errors += report(m, f, NULL, after, "a parameter is not an OP_param");
-    p->aux = (void *)(intptr_t)MARK_SEEN;
+static bool is_seen(const Inst *x) { return x && x->aux == (void *)(intptr_t)MARK_SEEN; }
+
+static void check_operand(Verifier *v, Inst *i, Inst *x, const char *what, int k, bool *ok) {
+  char msg[256];
+  if (is_seen(x)) {
+    if (ir_ops[x->op].shape == SH_REGION && i && i->op != OP_proj &&
+        !(i->op == OP_unloop && k == 0)) {
+      snprintf(msg, sizeof msg, "%s %d is a %s: only proj reads it", what, k,
+               ir_ops[x->op].name);
+      v->errors += report(v->m, v->f, i, v->after, msg);
+      *ok = false;
+    }
+    return;
   }
-  errors += check_unique_names(m, f, after);
-  for (Inst *i = f->first; i; i = i->next) {
-    if (i->op == OP_param) {
-      errors += report(m, f, i, after, "parameter in the body");
+  if (x && x->aux == (void *)(intptr_t)MARK_GONE)
+    snprintf(msg, sizeof msg, "%s %d is defined inside a region and not visible here", what, k);
+  else
+    snprintf(msg, sizeof msg, "%s %d is not defined before its use", what, k);
+  v->errors += report(v->m, v->f, i, v->after, msg);
+  *ok = false;
+}
+
+/* Everything a finished region defined goes out of scope. */
+static void hide_block(Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    i->aux = (void *)(intptr_t)MARK_GONE;
+    for (int r = 0; r < i->nregions; r++) {
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->aux = (void *)(intptr_t)MARK_GONE;
+      hide_block(i->regions[r].first);
+    }
+  }
+}
+
+static bool is_scalar_of(const Inst *x, DType dt) {
+  return x->type.rank == 0 && x->type.dtype == dt;
+}
+
+/* The shape of a for, while or if (ir.h): a message, or NULL if it is fine. */
+static const char *region_shape_error(Verifier *v, const Inst *i, char *msg, size_t len) {
+  const Region *r = i->regions;
+  int n = i->op == OP_for ? i->nargs - 2 : i->nargs;
+  if (i->nregions != (i->op == OP_for || i->op == OP_unloop ? 1 : 2))
+    return "wrong number of regions";
+  if (i->op == OP_unloop) {
+    const Inst *l = i->nargs ? i->args[0] : NULL;
+    if (!l || (l->op != OP_for && l->op != OP_while))
+      return "unloop reverses a for or a while";
+    int nc = ir_num_results(l), na = i->nargs - 1;
+    if (r->nparams != 1 + nc + na || !is_scalar_of(r->params[0], DT_I32))
+      return "unloop's arguments are the index, the loop's carried values, the accumulators";
+    for (int k = 0; k < nc; k++) {
+      Type t = ir_result_type(l, k);
+      if (!ir_type_eq(&r->params[1 + k]->type, &t))
+        return "unloop's carried values are not typed like the loop's";
+    }
+    if (r->nyields != na)
+      return "unloop yields one value per accumulator";
+    for (int k = 0; k < na; k++)
+      if (!ir_type_eq(&r->params[1 + nc + k]->type, &i->args[1 + k]->type) ||
+          !ir_type_eq(&r->yields[k]->type, &i->args[1 + k]->type))
+        return "unloop's accumulators are not typed like its operands";
+    return NULL;
+  }
+  if (i->op == OP_if) {
+    if (i->nargs != 1 || !is_scalar_of(i->args[0], DT_BOOL))
+      return "if needs one bool scalar condition";
+    if (r[0].nparams || r[1].nparams)
+      return "the regions of if take no arguments";
+    if (r[0].nyields != r[1].nyields)
+      return "the two branches of if yield different numbers of values";
+    for (int k = 0; k < r[0].nyields; k++)
+      if (!ir_type_eq(&r[0].yields[k]->type, &r[1].yields[k]->type)) {
+        snprintf(msg, len, "the branches of if yield different types for result %d", k);
+        return msg;
+      }
+    return NULL;
+  }
+  if (i->op == OP_for && (n < 0 || !is_scalar_of(i->args[0], DT_I32) ||
+                          !is_scalar_of(i->args[1], DT_I32)))
+    return "for needs i32 scalar bounds";
+  Inst *const *init = i->op == OP_for ? i->args + 2 : i->args;
+  for (int k = 0; k < i->nregions; k++) {
+    int lead = i->op == OP_for; /* the index */
+    const Region *b = &r[k];
+    if (b->nparams != n + lead)
+      return "a region's arguments do not match the carried values";
+    if (lead && !is_scalar_of(b->params[0], DT_I32))
+      return "the index of a for is an i32 scalar";
+    for (int j = 0; j < n; j++)
+      if (!ir_type_eq(&b->params[j + lead]->type, &init[j]->type)) {
+        snprintf(msg, len, "block argument %d of region %d is not typed like carried value %d",
+                 j + lead, k, j);
+        return msg;
+      }
+    bool cond = i->op == OP_while && k == 0;
+    if (cond) {
+      if (b->nyields != 1 || !is_scalar_of(b->yields[0], DT_BOOL))
+        return "the condition region of while yields one bool scalar";
+      continue;
+    }
+    if (b->nyields != n)
+      return "a loop body yields a value per carried value";
+    for (int j = 0; j < n; j++)
+      if (!ir_type_eq(&b->yields[j]->type, &init[j]->type)) {
+        snprintf(msg, len, "yield %d of region %d is not typed like carried value %d", j, k, j);
+        return msg;
+      }
+  }
+  (void)v;
+  return NULL;
+}
+
+static void verify_block(Verifier *v, Inst *first) {
+  char msg[512];
+  Module *m = v->m;
+  Function *f = v->f;
+  for (Inst *i = first; i; i = i->next) {
+    if (i->op == OP_param || i->op == OP_arg) {
+      v->errors += report(m, f, i, v->after, "parameter or block argument in a body");
       continue;
     }
     bool ok = true;
     for (int k = 0; k < i->nargs; k++)
-      if (!i->args[k] || i->args[k]->aux != (void *)(intptr_t)MARK_SEEN) {
-        snprintf(msg, sizeof msg, "operand %d is not defined before its use", k);
-        errors += report(m, f, i, after, msg);
+      check_operand(v, i, i->args[k], "operand", k, &ok);
+    if (ir_ops[i->op].shape == SH_REGION) {
+      const char *err = ok ? region_shape_error(v, i, msg, sizeof msg) : NULL;
+      if (!i->regions || i->nregions < 1)
+        err = "a region op without regions";
+      if (err) {
+        v->errors += report(m, f, i, v->after, err);
         ok = false;
       }
+      for (int r = 0; r < i->nregions && i->regions; r++) {
+        Region *b = &i->regions[r];
+        if (b->owner != i)
+          v->errors += report(m, f, i, v->after, "a region does not point back at its op");
+        for (int k = 0; k < b->nparams; k++)
+          b->params[k]->aux = (void *)(intptr_t)MARK_SEEN;
+        for (Inst *x = b->first; x; x = x->next)
+          if (x->parent != b)
+            v->errors += report(m, f, x, v->after, "an instruction's parent is not its region");
+        verify_block(v, b->first);
+        for (int k = 0; k < b->nyields; k++)
+          check_operand(v, i, b->yields[k], "yield", k, &ok);
+        for (int k = 0; k < b->nparams; k++)
+          b->params[k]->aux = (void *)(intptr_t)MARK_GONE;
+        hide_block(b->first);
+      }
+      i->aux = (void *)(intptr_t)MARK_SEEN;
+      continue;
+    }
+    if (i->nregions)
+      v->errors += report(m, f, i, v->after, "only for, while and if hold regions");
+    if (i->op == OP_proj && ok && i->nargs == 1 && i->prev != i->args[0] &&
+        !(i->prev && i->prev->op == OP_proj && i->prev->args[0] == i->args[0]))
+      v->errors += report(m, f, i, v->after, "a proj must follow its op (or its op's projs)");
     if (ok) {
       Type t;
       char err[256];
       if (!ir_infer_type(m, i, &t, err, sizeof err))
-        errors += report(m, f, i, after, err);
+        v->errors += report(m, f, i, v->after, err);
       else if (!ir_type_eq(&t, &i->type)) {
         char buf[256];
         snprintf(msg, sizeof msg, "result type should be %s", ir_type_str(m, &t, buf, sizeof buf));
-        errors += report(m, f, i, after, msg);
+        v->errors += report(m, f, i, v->after, msg);
       }
     }
     if (i->op == OP_grad && (!i->callee || i->wrt < 0 || i->wrt >= i->callee->nparams))
-      errors += report(m, f, i, after, "grad without a valid callee and wrt");
+      v->errors += report(m, f, i, v->after, "grad without a valid callee and wrt");
     if (i->op == OP_call && (!i->callee || i->callee->nparams != i->nargs))
-      errors += report(m, f, i, after, "call without a matching callee");
+      v->errors += report(m, f, i, v->after, "call without a matching callee");
     i->aux = (void *)(intptr_t)MARK_SEEN;
   }
-  if (f->nresults < 1)
-    errors += report(m, f, NULL, after, "no results");
-  for (int k = 0; k < f->nresults; k++)
-    if (!f->results[k] || f->results[k]->aux != (void *)(intptr_t)MARK_SEEN) {
-      snprintf(msg, sizeof msg, "result %d is not a defined value", k);
-      errors += report(m, f, NULL, after, msg);
-    }
+}
+
+static void clear_marks(Function *f) {
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
-  for (Inst *i = f->first; i; i = i->next)
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     i->aux = NULL;
-  return errors;
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->aux = NULL;
+  }
+}
+
+static int verify_func(Module *m, Function *f, const char *after) {
+  Verifier v = {m, f, after, 0};
+  char msg[512];
+  ir_renumber(f);
+  clear_marks(f);
+  for (int k = 0; k < f->nparams; k++) {
+    Inst *p = f->params[k];
+    if (p->op != OP_param)
+      v.errors += report(m, f, NULL, after, "a parameter is not an OP_param");
+    p->aux = (void *)(intptr_t)MARK_SEEN;
+  }
+  v.errors += check_unique_names(m, f, after);
+  for (Inst *x = f->first; x; x = x->next)
+    if (x->parent)
+      v.errors += report(m, f, x, after, "an instruction of the body has a parent region");
+  verify_block(&v, f->first);
+  if (f->nresults < 1)
+    v.errors += report(m, f, NULL, after, "no results");
+  for (int k = 0; k < f->nresults; k++)
+    if (!is_seen(f->results[k])) {
+      snprintf(msg, sizeof msg, "result %d is not a defined value", k);
+      v.errors += report(m, f, NULL, after, msg);
+    }
+  clear_marks(f);
+  return v.errors;
 }
 
 int ir_verify(Module *m, const char *after_pass) {

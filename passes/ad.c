@@ -25,28 +25,29 @@
  * zero factor on either side (matmulz, mul_either_zero). */
 #include <string.h>
 
-#include "passes.h"
-
-typedef struct AD {
-  Builder b;
-  Inst **adj; /* adjoint of each value, indexed by Inst.id (params: ids < 0) */
-  Inst **padj;
-  Function *f;    /* the function being built */
-} AD;
+#include "ad_internal.h"
 
 typedef void Rule(AD *a, Inst *y, Inst *g);
 
-static Inst **slot(AD *a, Inst *x) {
-  return x->op == OP_param ? &a->padj[x->wrt] : &a->adj[x->id];
+static bool defined_in(const Inst *x, const Region *r) {
+  for (const Region *p = x->parent; p; p = p->owner->parent)
+    if (p == r)
+      return true;
+  return false;
 }
 
-/* Add `d` to the adjoint of x (nothing if x is inactive). */
-static void contribute(AD *a, Inst *x, Inst *d) {
+/* Add `d` to the adjoint of x (nothing if x is inactive). Inside the
+ * adjoint of a region, a value defined outside it collects its adjoint in
+ * the region's own table: the region yields it. */
+void ad_contribute(AD *a, Inst *x, Inst *d) {
   if (!x->active)
     return;
-  Inst **s = slot(a, x);
+  PtrMap *map = a->cur && !defined_in(x, a->cur) ? a->captured : &a->adj;
+  Inst **s = (Inst **)ptrmap_slot(map, x);
   *s = *s ? ir_binary(&a->b, OP_add, *s, d) : d;
 }
+
+#define contribute ad_contribute
 
 static Inst *K(AD *a, const Inst *like, double v) {
   return ir_const_like(&a->b, &like->type, v);
@@ -266,6 +267,35 @@ static Rule *const rules[OP_COUNT] = {
 
 bool ad_propagates(Op op) { return rules[op] != ad_zero && rules[op] != ad_none; }
 
+/* The reverse sweep over a block: each active value's adjoint, last first.
+ * A region op gets the adjoint of its results from its projs (which come
+ * after it, so they are done) and builds its own adjoint region. */
+void ad_reverse_block(AD *a, Inst *last) {
+  for (Inst *i = last; i; i = i->prev) {
+    if (!i->active)
+      continue;
+    a->b.loc = i->loc;
+    if (i->nregions) {
+      ad_reverse_region(a, i);
+      continue;
+    }
+    Inst *g = ptrmap_get(&a->adj, i);
+    if (g)
+      rules[i->op](a, i, g);
+  }
+}
+
+void ad_clear_aux(Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    i->aux = NULL;
+    for (int r = 0; r < i->nregions; r++) {
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->aux = NULL;
+      ad_clear_aux(i->regions[r].first);
+    }
+  }
+}
+
 Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value) {
   Function *g = ir_func_new(m, name);
   g->loc = f->loc;
@@ -281,16 +311,10 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   diff[f->nparams] = false; /* the seed */
 
   /* The primal sweep: a copy of f. */
-  AD a = {.b = {m, g, NULL, f->loc}, .f = g};
-  Inst *argv[8];
+  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g};
   for (Inst *i = f->first; i; i = i->next) {
-    Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
-    for (int k = 0; k < i->nargs; k++)
-      args[k] = i->args[k]->aux;
     a.b.loc = i->loc;
-    i->aux = ir_clone_inst(&a.b, i, args);
-    if (args != argv)
-      free(args);
+    ir_copy_inst(&a.b, i, NULL, NULL);
   }
   Inst *value = f->results[0]->aux;
   Inst **newres = xmalloc(sizeof(Inst *));
@@ -300,22 +324,12 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   free(newres);
 
   ad_activity(g, diff);
-  int n = ir_renumber(g);
-  a.adj = xmalloc(sizeof(Inst *) * (size_t)(n + 1));
-  memset(a.adj, 0, sizeof(Inst *) * (size_t)(n + 1));
-  a.padj = xmalloc(sizeof(Inst *) * (size_t)(g->nparams + 1));
-  memset(a.padj, 0, sizeof(Inst *) * (size_t)(g->nparams + 1));
 
   /* The adjoint sweep, appended after the primal one. */
   Inst *last = g->last;
   if (value->active)
-    *slot(&a, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
-  for (Inst *i = last; i; i = i->prev) {
-    if (!i->active || !a.adj[i->id])
-      continue;
-    a.b.loc = i->loc;
-    rules[i->op](&a, i, a.adj[i->id]);
-  }
+    *ptrmap_slot(&a.adj, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
+  ad_reverse_block(&a, last);
 
   int nres = 0;
   Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + 2));
@@ -328,7 +342,9 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     if (!diff[k])
       continue;
     Inst *p = g->params[k];
-    Inst *d = a.padj[k] ? a.padj[k] : ir_const_like(&a.b, &p->type, 0);
+    Inst *d = ptrmap_get(&a.adj, p);
+    if (!d)
+      d = ir_const_like(&a.b, &p->type, 0);
     res[nres] = d;
     const char *want = arena_printf(m->arena, "d_%s", p->name);
     names[nres] = ir_unique_name(m, g, want, "_out");
@@ -340,13 +356,11 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   ir_set_results(m, g, res, names, nres);
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
-  for (Inst *i = f->first; i; i = i->next)
-    i->aux = NULL;
+  ad_clear_aux(f->first);
   free(res);
   free(names);
   free(diff);
-  free(a.adj);
-  free(a.padj);
+  ptrmap_free(&a.adj);
   return g;
 }
 

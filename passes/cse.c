@@ -4,6 +4,9 @@
  * how the adjoint reuses forward values: an adjoint rule that recomputes
  * something the primal sweep already has (a 1/x, a broadcast, a literal)
  * collapses onto it here.
+ * Scoped by regions: an instruction inside a loop or branch may be replaced
+ * by an identical one before the region op (which it sees), never the other
+ * way, and what a region defines is forgotten when the region ends.
  * Requires: nothing. Keeps: every value; removes only duplicates. */
 #include <string.h>
 
@@ -20,7 +23,7 @@ static bool same(const Inst *a, const Inst *b) {
   if (!direct && !swapped)
     return false;
   if (memcmp(&a->num, &b->num, sizeof a->num) != 0 || a->axes != b->axes ||
-      a->callee != b->callee || a->wrt != b->wrt)
+      a->callee != b->callee || a->wrt != b->wrt || a->index != b->index)
     return false;
   if (a->op == OP_transpose && memcmp(a->perm, b->perm, sizeof a->perm) != 0)
     return false;
@@ -40,29 +43,54 @@ static uint64_t hash(const Inst *i) {
   return h ^ (h >> 29);
 }
 
+/* Open addressing; entries of a finished region become tombstones. */
+typedef struct Table {
+  Inst **slot;
+  size_t mask;
+  PtrVec added; /* slots filled, in order, so a region's can be undone */
+} Table;
+
+#define TOMB ((Inst *)1)
+
+static void cse_block(Function *f, Table *t, Inst *first) {
+  for (Inst *i = first, *next; i; i = next) {
+    next = i->next;
+    ir_resolve_args(i);
+    if (i->nregions) {
+      for (int r = 0; r < i->nregions; r++) {
+        int mark = t->added.len;
+        cse_block(f, t, i->regions[r].first);
+        for (int k = t->added.len - 1; k >= mark; k--)
+          *(Inst **)t->added.data[k] = TOMB;
+        t->added.len = mark;
+      }
+      continue;
+    }
+    if (i->op == OP_call || i->op == OP_grad)
+      continue;
+    size_t h = (size_t)hash(i) & t->mask;
+    while (t->slot[h] && (t->slot[h] == TOMB || !same(t->slot[h], i)))
+      h = (h + 1) & t->mask;
+    if (t->slot[h]) {
+      ir_forward(i, t->slot[h]);
+      ir_unlink(f, i);
+    } else {
+      t->slot[h] = i;
+      vec_push(&t->added, &t->slot[h]);
+    }
+  }
+}
+
 void pass_cse(Module *m) {
   for (Function *f = m->funcs; f; f = f->next) {
     int n = ir_num_insts(f), cap = 16;
     while (cap < 2 * n)
       cap *= 2;
-    Inst **table = xmalloc(sizeof(Inst *) * (size_t)cap);
-    memset(table, 0, sizeof(Inst *) * (size_t)cap);
-    for (Inst *i = f->first, *next; i; i = next) {
-      next = i->next;
-      ir_resolve_args(i);
-      if (i->op == OP_call || i->op == OP_grad)
-        continue;
-      size_t h = (size_t)hash(i) & (size_t)(cap - 1);
-      while (table[h] && !same(table[h], i))
-        h = (h + 1) & (size_t)(cap - 1);
-      if (table[h]) {
-        ir_forward(i, table[h]);
-        ir_unlink(f, i);
-      } else {
-        table[h] = i;
-      }
-    }
+    Table t = {xmalloc(sizeof(Inst *) * (size_t)cap), (size_t)cap - 1, {0}};
+    memset(t.slot, 0, sizeof(Inst *) * (size_t)cap);
+    cse_block(f, &t, f->first);
     ir_resolve_func(f);
-    free(table);
+    free(t.slot);
+    vec_free(&t.added);
   }
 }

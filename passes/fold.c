@@ -75,7 +75,7 @@ static bool eval_i32(Op op, const double *a, double *r) {
 static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
   if (i->type.dtype == DT_F32)
     v = (float)v;
-  Builder b = {m, f, i, i->loc};
+  Builder b = {m, f, i, i->loc, NULL};
   Inst *c = ir_const_like(&b, &i->type, v);
   ir_forward(i, c);
   ir_unlink(f, i);
@@ -85,7 +85,7 @@ static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
 void pass_fold(Module *m) {
   for (Function *f = m->funcs; f; f = f->next)
     for (Inst *i = f->first, *next; i; i = next) {
-      next = i->next;
+      next = ir_walk_next(i);
       ir_resolve_args(i);
       if (i->type.dtype == DT_BOOL)
         continue;

@@ -54,6 +54,21 @@ static Loc inlined_loc(Loc call, Loc at, const Function *callee) {
   return l;
 }
 
+typedef struct Retype {
+  const Dim *map;
+  Loc call;
+  const Function *callee;
+} Retype;
+
+/* A copied instruction (or block argument): the callee's sizes become the
+ * caller's, and its location the call site's. */
+static void retype(Inst *c, void *ctx) {
+  Retype *rt = ctx;
+  c->type = subst(&c->type, rt->map);
+  c->attr = subst(&c->attr, rt->map);
+  c->loc = inlined_loc(rt->call, c->loc, rt->callee);
+}
+
 /* Replace `call` by a copy of the callee's body. */
 static void inline_call(Inliner *in, Function *f, Inst *call) {
   Module *m = in->m;
@@ -62,7 +77,7 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
   Dim *map = xmalloc(sizeof(Dim) * (size_t)(m->nsyms + 1));
   for (int s = 0; s < m->nsyms; s++)
     map[s] = (Dim){-1, -2};
-  Builder b = {m, f, call, call->loc};
+  Builder b = {m, f, call, call->loc, NULL};
   for (int k = 0; k < callee->nparams; k++) {
     const Type *pt = &callee->params[k]->type, *at = &call->args[k]->type;
     for (int j = 0; j < pt->rank; j++)
@@ -75,24 +90,18 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
       arg = ir_unary(&b, OP_stop_gradient, arg);
     callee->params[k]->aux = arg;
   }
-  Inst *argv[8];
-  for (Inst *i = callee->first; i; i = i->next) {
-    Inst **args = i->nargs <= 8 ? argv : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
-    for (int k = 0; k < i->nargs; k++)
-      args[k] = i->args[k]->aux;
-    Inst *c = ir_clone_inst(&b, i, args);
-    c->type = subst(&i->type, map);
-    c->attr = subst(&i->attr, map);
-    c->loc = inlined_loc(call->loc, i->loc, callee);
-    i->aux = c;
-    if (args != argv)
-      free(args);
-  }
+  Retype rt = {map, call->loc, callee};
+  for (Inst *i = callee->first; i; i = i->next)
+    ir_copy_inst(&b, i, retype, &rt);
   Inst *result = callee->results[0]->aux;
   for (int k = 0; k < callee->nparams; k++)
     callee->params[k]->aux = NULL;
-  for (Inst *i = callee->first; i; i = i->next)
+  for (Inst *i = callee->first; i; i = ir_walk_next(i)) {
     i->aux = NULL;
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nparams; k++)
+        i->regions[r].params[k]->aux = NULL;
+  }
   ir_forward(call, result);
   ir_unlink(f, call);
   free(map);
@@ -121,24 +130,22 @@ static void flatten(Inliner *in, Function *f) {
   if (f->mark == BUSY)
     die("recursive call to @%s reached the inliner", f->name);
   f->mark = BUSY;
-  for (Inst *i = f->first; i; i = i->next)
+  /* The calls, at any depth of regions; what inlining brings in is flat. */
+  PtrVec calls = {0};
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (i->op == OP_call || i->op == OP_grad)
-      flatten(in, i->callee);
-  for (Inst *i = f->first, *next; i; i = next) {
-    next = i->next;
+      vec_push(&calls, i);
+  for (int k = 0; k < calls.len; k++)
+    flatten(in, ((Inst *)calls.data[k])->callee);
+  for (int k = 0; k < calls.len; k++) {
+    Inst *i = calls.data[k];
     if (i->op == OP_grad) {
       i->callee = gradient_of(in, i->callee, i->wrt);
       i->op = OP_call;
     }
-    if (i->op == OP_call) {
-      Inst *before = i->prev;
-      inline_call(in, f, i);
-      /* continue after what was inlined (it is flat already) */
-      next = before ? before->next : f->first;
-      while (next && next->op != OP_call && next->op != OP_grad)
-        next = next->next;
-    }
+    inline_call(in, f, i);
   }
+  vec_free(&calls);
   ir_resolve_func(f);
   f->mark = FLAT;
 }

@@ -13,13 +13,17 @@
  * computed copy, reused by every user: CSE has already merged the adjoint's
  * recomputations of forward values into them.
  *
+ * Copies go right before their users in the same block; users inside a
+ * nested region keep reading the original (a copy there would run once per
+ * iteration).
  * Requires: to run last (CSE would undo it). Keeps: every value's bits. */
 #include "passes.h"
 
 static bool in_memory_or_free(const Inst *x) {
   while (x->op == OP_broadcast || x->op == OP_reshape)
     x = x->args[0];
-  return x->op == OP_param || x->op == OP_const || x->op == OP_count ||
+  return x->op == OP_param || x->op == OP_const || x->op == OP_count || x->op == OP_arg ||
+         x->op == OP_proj ||
          ir_ops[x->op].shape == SH_MATMUL || ir_ops[x->op].shape == SH_REDUCE;
 }
 
@@ -38,7 +42,7 @@ static bool cheap_op(Op op) {
 void pass_remat(Module *m) {
   for (Function *f = m->funcs; f; f = f->next) {
     ir_count_uses(f);
-    for (Inst *i = f->first; i; i = i->next) {
+    for (Inst *i = f->first; i; i = ir_walk_next(i)) {
       if (i->nuses < 2 || !cheap_op(i->op))
         continue;
       bool ok = true;
@@ -56,7 +60,7 @@ void pass_remat(Module *m) {
             first = false;
             continue;
           }
-          Builder b = {m, f, u, i->loc};
+          Builder b = {m, f, u, i->loc, NULL};
           u->args[k] = ir_clone_inst(&b, i, i->args);
         }
     }

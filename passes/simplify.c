@@ -137,7 +137,7 @@ static Inst *simplify(Builder *b, Inst *i) {
       return NULL;
     return ir_shape_eq(&x->args[0]->type, &i->type) ? x->args[0] : ir_reshape(b, x->args[0], &i->type);
   case OP_sum: {
-    if (x->op != OP_broadcast)
+    if (x->op != OP_broadcast || i->type.dtype == DT_I32)
       return NULL;
     /* the axes broadcast added (on the left, or stretched from literal 1) */
     const Type *src = &x->args[0]->type;
@@ -161,12 +161,15 @@ void pass_simplify(Module *m) {
     for (int k = 0; k < f->nparams; k++)
       f->params[k]->aux = NULL;
     for (Inst *i = f->first, *next; i; i = next) {
-      next = i->next;
+      next = ir_walk_next(i);
       ir_resolve_args(i);
       i->aux = NULL;
-      if (i->type.dtype == DT_BOOL)
+      for (int r = 0; r < i->nregions; r++)
+        for (int k = 0; k < i->regions[r].nparams; k++)
+          i->regions[r].params[k]->aux = NULL;
+      if (i->type.dtype == DT_BOOL || i->nregions)
         continue;
-      Builder b = {m, f, i, i->loc};
+      Builder b = {m, f, i, i->loc, NULL};
       if (known_zero(i)) {
         if (i->op == OP_const || (i->op == OP_broadcast && i->args[0]->op == OP_const)) {
           i->aux = i; /* already a literal zero */
@@ -185,7 +188,7 @@ void pass_simplify(Module *m) {
       }
     }
     ir_resolve_func(f);
-    for (Inst *i = f->first; i; i = i->next)
+    for (Inst *i = f->first; i; i = ir_walk_next(i))
       i->aux = NULL;
   }
 }

@@ -7,7 +7,7 @@
 void pass_strip_stop(Module *m) {
   for (Function *f = m->funcs; f; f = f->next) {
     for (Inst *i = f->first, *next; i; i = next) {
-      next = i->next;
+      next = ir_walk_next(i);
       ir_resolve_args(i);
       if (i->op == OP_stop_gradient) {
         ir_forward(i, i->args[0]);

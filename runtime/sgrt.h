@@ -49,6 +49,16 @@ int sg_rt_alloc_failed(const char *func, int64_t bytes);
  * every size it computes (broadcast can multiply sizes past 64 bits). */
 int sg_rt_too_large(const char *func);
 
+/* Loop tapes (runtime/tape.c): the state entering each iteration of a loop
+ * whose gradient is taken. The generated code zeroes one per loop. */
+typedef struct sg_rt_tape {
+  char *data;
+  int64_t used, cap; /* bytes */
+} sg_rt_tape;
+/* Room for `bytes` more at the end, or NULL if memory ran out. */
+void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes);
+void sg_rt_tape_free(sg_rt_tape *t);
+
 /* Test hook: the n-th call to sg_rt_alloc from now on (0: the next) fails;
  * n < 0 turns failures off. */
 void sg_rt_fail_alloc_after(int n);

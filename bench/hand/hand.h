@@ -32,4 +32,20 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
                        const float *a, const float *c, const float *v0,
                        float *loss, float *d_w, float *d_a, float *d_c);
 
+/* bench/workloads.sg, W1-W6 (workloads.c). These keep their scratch
+ * memory between calls, as an expert would. */
+int hand_w1_xent_grad(int64_t n, int64_t d, int64_t k, const float *w, const float *x,
+                      const float *y, float *loss, float *d_w);
+int hand_w2_logreg_grad(int64_t n, int64_t d, const float *w, const float *x,
+                        const float *y, float *loss, float *d_w);
+int hand_w3_xent_grad(int64_t n, const float *z, const float *y, float *loss, float *d_z);
+int hand_w4_mlp_grad(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1,
+                     const float *b1, const float *w2, const float *b2, const float *x,
+                     const float *y, float *loss, float *d_w1, float *d_b1, float *d_w2,
+                     float *d_b2);
+int hand_w5_tiny_grad(int64_t k, int64_t d, const float *w, const float *x, const float *y,
+                      float *loss, float *d_w);
+int hand_w6_mstep_grad(int64_t n, int64_t k, const double *mu, const double *x,
+                       double *loss, double *d_mu);
+
 #endif

@@ -1,0 +1,530 @@
+/* workloads_main.c: the W1-W6 half of `make bench` (bench/workloads.sg
+ * against bench/hand/workloads.c; see bench/README.md).
+ *
+ * Per workload: sgc's gradient and the expert's C gradient timed in
+ * alternating rounds (thread CPU time, median; sgc/C is the median of the
+ * per-round ratios, as in bench_main.c), sgc's forward function alone (for
+ * grad/forward), the minor page faults per call of each side after warm-up
+ * (getrusage), the agreement of every output, and for the streaming
+ * workloads (W2, W3) the fraction of the memory-bandwidth bound reached:
+ * the bytes the minimal algorithm must move, over the bandwidth of a
+ * triad kernel measured in the same run, divided by the time taken.
+ *
+ * Usage: workloads_main [--budget S] [--data DIR] [--only ID] [--smoke]
+ *   --data DIR  write DIR/workloads.tsv and per workload DIR/ID.txt (the
+ *               arrays: role, name, dtype, shape) and DIR/ID.bin (inputs and
+ *               sgc's outputs in that order, native dtype) for report.py.
+ *   --smoke     small sizes, no timing: only check that sgc and the C agree
+ *               (the lit test test/bench/workloads_smoke.test).
+ * Exit status 1 if some output differs by more than 1e-3 (relative to the
+ * output's largest magnitude). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "hand/hand.h"
+#include "sg_runtime.h"
+
+#define T const sg_tensor *
+int w1_xent(T, T, T, sg_tensor *);
+int w1_xent_grad(T, T, T, sg_tensor *, sg_tensor *);
+int w2_logreg(T, T, T, sg_tensor *);
+int w2_logreg_grad(T, T, T, sg_tensor *, sg_tensor *);
+int w3_xent(T, T, sg_tensor *);
+int w3_xent_grad(T, T, sg_tensor *, sg_tensor *);
+int w4_mlp(T, T, T, T, T, T, sg_tensor *);
+int w4_mlp_grad(T, T, T, T, T, T, sg_tensor *, sg_tensor *, sg_tensor *, sg_tensor *,
+                sg_tensor *);
+int w5_tiny(T, T, T, sg_tensor *);
+int w5_tiny_grad(T, T, T, sg_tensor *, sg_tensor *);
+int w6_mstep(T, T, sg_tensor *);
+int w6_mstep_grad(T, T, sg_tensor *, sg_tensor *);
+#undef T
+
+enum { MAX_ARR = 8, MAX_SAMPLES = 400 };
+
+typedef struct arr {
+  const char *name;
+  int f64, rank;
+  int64_t dims[2];
+  void *data, *hand; /* inputs: data; outputs: sgc's and the C's */
+} arr;
+
+typedef struct wcase {
+  const char *id, *func;
+  char sizes[64];
+  int nin, nout;
+  arr in[MAX_ARR], out[MAX_ARR];
+  int64_t sym[4];
+  double min_bytes; /* streaming workloads: bytes the minimal algorithm moves */
+  int (*grad)(struct wcase *);
+  int (*fwd)(struct wcase *);
+  int (*hand)(struct wcase *);
+  sg_tensor t[MAX_ARR * 2 + 1]; /* descriptors, inputs then outputs */
+  sg_tensor fwd_out;
+  double fwd_val;
+} wcase;
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static double urand(double lo, double hi) {
+  rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+  return lo + (hi - lo) * (double)((rng * 2685821657736338717u) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int64_t count(const arr *a) {
+  int64_t n = 1;
+  for (int i = 0; i < a->rank; i++)
+    n *= a->dims[i];
+  return n;
+}
+
+static void *alloc(int64_t n, int f64) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, (size_t)(n ? n : 1) * (f64 ? 8 : 4)) != 0) {
+    fprintf(stderr, "workloads: out of memory\n");
+    exit(2);
+  }
+  memset(p, 0, (size_t)(n ? n : 1) * (f64 ? 8 : 4));
+  return p;
+}
+
+static double get(const arr *a, const void *p, int64_t i) {
+  return a->f64 ? ((const double *)p)[i] : ((const float *)p)[i];
+}
+static void set(const arr *a, void *p, int64_t i, double v) {
+  if (a->f64)
+    ((double *)p)[i] = v;
+  else
+    ((float *)p)[i] = (float)v;
+}
+
+static arr *add(wcase *c, int out, const char *name, int f64, int rank, int64_t d0, int64_t d1) {
+  arr *a = out ? &c->out[c->nout++] : &c->in[c->nin++];
+  *a = (arr){name, f64, rank, {d0, d1}, NULL, NULL};
+  a->data = alloc(count(a), f64);
+  if (out)
+    a->hand = alloc(count(a), f64);
+  return a;
+}
+static arr *add_in(wcase *c, const char *name, int f64, int rank, int64_t d0, int64_t d1,
+                   double lo, double hi) {
+  arr *a = add(c, 0, name, f64, rank, d0, d1);
+  for (int64_t i = 0; i < count(a); i++)
+    set(a, a->data, i, urand(lo, hi));
+  return a;
+}
+/* Rows of a [rows, cols] probability table (each row sums to 1). */
+static void normalize_rows(arr *a, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; r++) {
+    double s = 0;
+    for (int64_t j = 0; j < cols; j++)
+      s += get(a, a->data, r * cols + j);
+    for (int64_t j = 0; j < cols; j++)
+      set(a, a->data, r * cols + j, get(a, a->data, r * cols + j) / s);
+  }
+}
+
+static void descs(wcase *c) {
+  for (int i = 0; i < c->nin + c->nout; i++) {
+    arr *a = i < c->nin ? &c->in[i] : &c->out[i - c->nin];
+    sg_tensor t = {a->data, {0}, a->rank, a->f64 ? SG_F64 : SG_F32};
+    for (int k = 0; k < a->rank; k++)
+      t.shape[k] = a->dims[k];
+    c->t[i] = t;
+  }
+  c->fwd_out = (sg_tensor){&c->fwd_val, {0}, 0, c->out[0].f64 ? SG_F64 : SG_F32};
+}
+
+#define IN(k) (c->in[k].data)
+#define HO(k) (c->out[k].hand)
+#define TT(k) (&c->t[k])
+
+/* ---- the workloads ---- */
+
+static int g1(wcase *c) { return w1_xent_grad(TT(0), TT(1), TT(2), TT(3), TT(4)); }
+static int f1(wcase *c) { return w1_xent(TT(0), TT(1), TT(2), &c->fwd_out); }
+static int h1(wcase *c) {
+  return hand_w1_xent_grad(c->sym[0], c->sym[1], c->sym[2], IN(0), IN(1), IN(2), HO(0), HO(1));
+}
+static wcase mk1(int64_t n, int64_t d, int64_t k) {
+  wcase c = {.id = "w1", .func = "w1_xent_grad", .sym = {n, d, k}, .grad = g1, .fwd = f1, .hand = h1};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld d=%lld k=%lld", (long long)n, (long long)d, (long long)k);
+  double s = 4.0 / sqrt((double)d);
+  add_in(&c, "w", 0, 2, d, k, -s, s);
+  add_in(&c, "x", 0, 2, n, d, -1, 1);
+  normalize_rows(add_in(&c, "y", 0, 2, n, k, 0, 1), n, k);
+  add(&c, 1, "out", 0, 0, 0, 0);
+  add(&c, 1, "d_w", 0, 2, d, k);
+  return c;
+}
+
+static int g2(wcase *c) { return w2_logreg_grad(TT(0), TT(1), TT(2), TT(3), TT(4)); }
+static int f2(wcase *c) { return w2_logreg(TT(0), TT(1), TT(2), &c->fwd_out); }
+static int h2(wcase *c) {
+  return hand_w2_logreg_grad(c->sym[0], c->sym[1], IN(0), IN(1), IN(2), HO(0), HO(1));
+}
+static wcase mk2(int64_t n, int64_t d) {
+  wcase c = {.id = "w2", .func = "w2_logreg_grad", .sym = {n, d}, .grad = g2, .fwd = f2, .hand = h2};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld d=%lld", (long long)n, (long long)d);
+  add_in(&c, "w", 0, 1, d, 0, -0.5, 0.5);
+  add_in(&c, "x", 0, 2, n, d, -1, 1);
+  arr *y = add_in(&c, "y", 0, 1, n, 0, 0, 1);
+  for (int64_t i = 0; i < n; i++)
+    set(y, y->data, i, get(y, y->data, i) < 0.5 ? 0 : 1);
+  add(&c, 1, "out", 0, 0, 0, 0);
+  add(&c, 1, "d_w", 0, 1, d, 0);
+  c.min_bytes = 4.0 * (double)(n * d + n); /* x and y, read once */
+  return c;
+}
+
+static int g3(wcase *c) { return w3_xent_grad(TT(0), TT(1), TT(2), TT(3)); }
+static int f3(wcase *c) { return w3_xent(TT(0), TT(1), &c->fwd_out); }
+static int h3(wcase *c) { return hand_w3_xent_grad(c->sym[0], IN(0), IN(1), HO(0), HO(1)); }
+static wcase mk3(int64_t n) {
+  wcase c = {.id = "w3", .func = "w3_xent_grad", .sym = {n}, .grad = g3, .fwd = f3, .hand = h3};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld", (long long)n);
+  add_in(&c, "z", 0, 1, n, 0, -4, 4);
+  normalize_rows(add_in(&c, "y", 0, 1, n, 0, 0, 1), 1, n);
+  add(&c, 1, "out", 0, 0, 0, 0);
+  add(&c, 1, "d_z", 0, 1, n, 0);
+  /* Two passes are the minimum (dz needs the normalizer): z and y read
+   * twice, dz written once. */
+  c.min_bytes = 4.0 * (double)n * 5;
+  return c;
+}
+
+static int g4(wcase *c) {
+  return w4_mlp_grad(TT(0), TT(1), TT(2), TT(3), TT(4), TT(5), TT(6), TT(7), TT(8), TT(9), TT(10));
+}
+static int f4(wcase *c) { return w4_mlp(TT(0), TT(1), TT(2), TT(3), TT(4), TT(5), &c->fwd_out); }
+static int h4(wcase *c) {
+  return hand_w4_mlp_grad(c->sym[0], c->sym[1], c->sym[2], c->sym[3], IN(0), IN(1), IN(2), IN(3),
+                          IN(4), IN(5), HO(0), HO(1), HO(2), HO(3), HO(4));
+}
+static wcase mk4(int64_t n, int64_t d, int64_t h, int64_t o) {
+  wcase c = {.id = "w4", .func = "w4_mlp_grad", .sym = {n, d, h, o}, .grad = g4, .fwd = f4, .hand = h4};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld d=%lld h=%lld c=%lld", (long long)n, (long long)d,
+           (long long)h, (long long)o);
+  double s1 = 1 / sqrt((double)d), s2 = 1 / sqrt((double)h);
+  add_in(&c, "w1", 0, 2, d, h, -s1, s1);
+  add_in(&c, "b1", 0, 1, h, 0, -0.1, 0.1);
+  add_in(&c, "w2", 0, 2, h, o, -s2, s2);
+  add_in(&c, "b2", 0, 1, o, 0, -0.1, 0.1);
+  add_in(&c, "x", 0, 2, n, d, 0, 1);
+  normalize_rows(add_in(&c, "y", 0, 2, n, o, 0, 1), n, o);
+  add(&c, 1, "out", 0, 0, 0, 0);
+  add(&c, 1, "d_w1", 0, 2, d, h);
+  add(&c, 1, "d_b1", 0, 1, h, 0);
+  add(&c, 1, "d_w2", 0, 2, h, o);
+  add(&c, 1, "d_b2", 0, 1, o, 0);
+  return c;
+}
+
+static int g5(wcase *c) { return w5_tiny_grad(TT(0), TT(1), TT(2), TT(3), TT(4)); }
+static int f5(wcase *c) { return w5_tiny(TT(0), TT(1), TT(2), &c->fwd_out); }
+static int h5(wcase *c) {
+  return hand_w5_tiny_grad(c->sym[0], c->sym[1], IN(0), IN(1), IN(2), HO(0), HO(1));
+}
+static wcase mk5(int64_t k, int64_t d) {
+  wcase c = {.id = "w5", .func = "w5_tiny_grad", .sym = {k, d}, .grad = g5, .fwd = f5, .hand = h5};
+  snprintf(c.sizes, sizeof c.sizes, "k=%lld d=%lld", (long long)k, (long long)d);
+  add_in(&c, "w", 0, 2, k, d, -1, 1);
+  add_in(&c, "x", 0, 1, d, 0, -1, 1);
+  normalize_rows(add_in(&c, "y", 0, 1, k, 0, 0, 1), 1, k);
+  add(&c, 1, "out", 0, 0, 0, 0);
+  add(&c, 1, "d_w", 0, 2, k, d);
+  return c;
+}
+
+static int g6(wcase *c) { return w6_mstep_grad(TT(0), TT(1), TT(2), TT(3)); }
+static int f6(wcase *c) { return w6_mstep(TT(0), TT(1), &c->fwd_out); }
+static int h6(wcase *c) { return hand_w6_mstep_grad(c->sym[0], c->sym[1], IN(0), IN(1), HO(0), HO(1)); }
+static wcase mk6(int64_t n, int64_t k) {
+  wcase c = {.id = "w6", .func = "w6_mstep_grad", .sym = {n, k}, .grad = g6, .fwd = f6, .hand = h6};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld k=%lld f64", (long long)n, (long long)k);
+  add_in(&c, "mu", 1, 1, k, 0, -2, 2);
+  add_in(&c, "x", 1, 1, n, 0, -3, 3);
+  add(&c, 1, "out", 1, 0, 0, 0);
+  add(&c, 1, "d_mu", 1, 1, k, 0);
+  return c;
+}
+
+/* ---- measuring ---- */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void must(wcase *c, const char *side, int rc) {
+  if (rc != 0) {
+    fprintf(stderr, "workloads: %s (%s) failed: %s\n", c->func, side,
+            rc > 0 ? sg_last_error() : "hand-written code: out of memory");
+    exit(2);
+  }
+}
+
+static double batch(wcase *c, int (*fn)(wcase *), const char *side, int iters) {
+  double t0 = now();
+  for (int i = 0; i < iters; i++)
+    must(c, side, fn(c));
+  return (now() - t0) / iters;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double median(double *s, int n) {
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  return s[n / 2];
+}
+
+static long minflt(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
+/* Minor page faults per call, over `calls` calls after a warm-up call. */
+static double faults(wcase *c, int (*fn)(wcase *), const char *side, int calls) {
+  must(c, side, fn(c));
+  long f0 = minflt();
+  for (int i = 0; i < calls; i++)
+    must(c, side, fn(c));
+  return (double)(minflt() - f0) / calls;
+}
+
+typedef struct result {
+  double sgc, hand, ratio, fwd, spread, rel, flt_sgc, flt_hand;
+  const char *which;
+} result;
+
+static void time_case(wcase *c, double budget, result *r) {
+  double ts = 0, th = 0, t0 = now();
+  while (now() - t0 < 0.1 * budget || ts == 0) {
+    ts = batch(c, c->grad, "sgc", 1);
+    th = batch(c, c->hand, "hand", 1);
+  }
+  double per = ts > th ? ts : th;
+  int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
+  int rounds = (int)(0.7 * budget / (2 * per * iters));
+  rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
+  static double ss[MAX_SAMPLES], sh[MAX_SAMPLES], sr[MAX_SAMPLES], sf[MAX_SAMPLES];
+  for (int k = 0; k < rounds; k++) {
+    ss[k] = batch(c, c->grad, "sgc", iters);
+    sh[k] = batch(c, c->hand, "hand", iters);
+    sr[k] = ss[k] / sh[k];
+  }
+  int frounds = rounds / 2 < 11 ? 11 : rounds / 2;
+  for (int k = 0; k < frounds; k++)
+    sf[k] = batch(c, c->fwd, "sgc forward", iters);
+  r->ratio = median(sr, rounds);
+  qsort(ss, (size_t)rounds, sizeof *ss, cmp_double);
+  r->sgc = ss[rounds / 2];
+  r->spread = 100 * (ss[3 * rounds / 4] - ss[rounds / 4]) / r->sgc;
+  r->hand = median(sh, rounds);
+  r->fwd = median(sf, frounds);
+  int calls = iters < 3 ? 3 : iters;
+  r->flt_sgc = faults(c, c->grad, "sgc", calls);
+  r->flt_hand = faults(c, c->hand, "hand", calls);
+}
+
+static double compare(const wcase *c, const char **which) {
+  double worst = 0;
+  *which = c->out[0].name;
+  for (int k = 0; k < c->nout; k++) {
+    const arr *a = &c->out[k];
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < count(a); i++) {
+      double d = fabs(get(a, a->data, i) - get(a, a->hand, i)), m = fabs(get(a, a->hand, i));
+      if (!(d <= diff))
+        diff = d;
+      if (m > scale)
+        scale = m;
+    }
+    double rel = diff / (scale > 0 ? scale : 1e-30);
+    if (!(rel <= worst))
+      worst = rel, *which = a->name;
+  }
+  return worst;
+}
+
+/* Bandwidth of a triad a = b + s c over three 64 MiB arrays (bytes read
+ * and written, as STREAM counts them), best of a few runs, in bytes/s. */
+static double triad_bandwidth(void) {
+  int64_t n = 16 << 20;
+  float *a = alloc(n, 0), *b = alloc(n, 0), *cc = alloc(n, 0);
+  for (int64_t i = 0; i < n; i++)
+    b[i] = (float)i, cc[i] = 1;
+  double best = 1e30;
+  for (int rep = 0; rep < 6; rep++) {
+    double t0 = now();
+    for (int64_t i = 0; i < n; i++)
+      a[i] = b[i] + 0.5f * cc[i];
+    double t = now() - t0;
+    best = t < best ? t : best;
+    cc[rep] = a[n - 1 - rep]; /* keep the stores */
+  }
+  free(a), free(b), free(cc);
+  return 3.0 * 4.0 * (double)n / best;
+}
+
+/* ... and of reading one 256 MiB array (a sum), for comparison. */
+static double read_bandwidth(void) {
+  int64_t n = 64 << 20;
+  float *a = alloc(n, 0);
+  for (int64_t i = 0; i < n; i++)
+    a[i] = 1;
+  double best = 1e30;
+  volatile float sink;
+  for (int rep = 0; rep < 4; rep++) {
+    double t0 = now();
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t i = 0; i < n; i += 4)
+      s0 += a[i], s1 += a[i + 1], s2 += a[i + 2], s3 += a[i + 3];
+    double t = now() - t0;
+    sink = s0 + s1 + s2 + s3;
+    best = t < best ? t : best;
+  }
+  (void)sink;
+  free(a);
+  return 4.0 * (double)n / best;
+}
+
+static void dump(const wcase *c, const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.txt", dir, c->id);
+  FILE *txt = fopen(path, "w");
+  snprintf(path, sizeof path, "%s/%s.bin", dir, c->id);
+  FILE *bin = fopen(path, "wb");
+  if (!txt || !bin) {
+    fprintf(stderr, "workloads: cannot write %s\n", path);
+    exit(2);
+  }
+  fprintf(txt, "case %s %s\n", c->id, c->func);
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < (pass ? c->nout : c->nin); k++) {
+      const arr *a = pass ? &c->out[k] : &c->in[k];
+      fprintf(txt, "%s %s %s", pass ? "out" : "in", a->name, a->f64 ? "f64" : "f32");
+      for (int i = 0; i < a->rank; i++)
+        fprintf(txt, " %lld", (long long)a->dims[i]);
+      fprintf(txt, "\n");
+      fwrite(a->data, a->f64 ? 8 : 4, (size_t)count(a), bin);
+    }
+  fclose(txt);
+  fclose(bin);
+}
+
+static void free_case(wcase *c) {
+  for (int i = 0; i < c->nin; i++)
+    free(c->in[i].data);
+  for (int i = 0; i < c->nout; i++)
+    free(c->out[i].data), free(c->out[i].hand);
+}
+
+int main(int argc, char **argv) {
+  double budget = 2.0;
+  const char *dir = NULL, *only = NULL;
+  int smoke = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+      budget = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--data") && i + 1 < argc)
+      dir = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else if (!strcmp(argv[i], "--smoke"))
+      smoke = 1;
+    else {
+      fprintf(stderr, "usage: %s [--budget S] [--data DIR] [--only ID] [--smoke]\n", argv[0]);
+      return 2;
+    }
+  }
+  /* The sizes of issue 9 (or small ones for the smoke test). */
+  int ids = 6, failed = 0;
+  FILE *tsv = NULL;
+  if (dir && !smoke) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/workloads.tsv", dir);
+    if (!(tsv = fopen(path, "w"))) {
+      fprintf(stderr, "workloads: cannot write %s\n", path);
+      return 2;
+    }
+  }
+  double bw = 0, rbw = 0;
+  if (!smoke) {
+    bw = triad_bandwidth();
+    rbw = read_bandwidth();
+    printf("memory bandwidth (this run): triad %.1f GB/s, read %.1f GB/s\n", bw / 1e9, rbw / 1e9);
+    printf("%-14s %-24s %9s %9s %8s %8s %9s %9s %7s %7s  %s\n", "function", "sizes", "sgc ms",
+           "C ms", "sgc/C", "grad/fwd", "flt sgc", "flt C", "%bw", "spread", "max rel diff");
+  }
+  for (int w = 0; w < ids; w++) {
+    wcase c;
+    switch (w) {
+    case 0: c = smoke ? mk1(8, 16, 12) : mk1(256, 512, 1000); break;
+    case 1: c = smoke ? mk2(1000, 16) : mk2(1 << 20, 16); break;
+    case 2: c = smoke ? mk3(10000) : mk3(16 << 20); break;
+    case 3: c = smoke ? mk4(4, 30, 12, 10) : mk4(64, 784, 256, 10); break;
+    case 4: c = mk5(10, 20); break;
+    default: c = smoke ? mk6(1003, 8) : mk6(1 << 20, 8); break;
+    }
+    if (only && strcmp(only, c.id)) {
+      free_case(&c);
+      continue;
+    }
+    descs(&c);
+    must(&c, "sgc", c.grad(&c));
+    must(&c, "hand", c.hand(&c));
+    must(&c, "sgc forward", c.fwd(&c));
+    result r = {0};
+    r.rel = compare(&c, &r.which);
+    /* The forward function's value is the gradient's value. */
+    double fv = c.fwd_val;
+    if (!c.out[0].f64) {
+      float f;
+      memcpy(&f, &c.fwd_val, sizeof f);
+      fv = f;
+    }
+    double gv = get(&c.out[0], c.out[0].data, 0);
+    int bad = !(r.rel <= 1e-3) || !(fabs(fv - gv) <= 1e-6 * fabs(gv) + 1e-30);
+    failed |= bad;
+    if (smoke) {
+      printf("%s: sgc and C agree to %.1e (%s)%s\n", c.func, r.rel, r.which,
+             bad ? "  FAIL: sgc and C disagree" : "");
+      free_case(&c);
+      continue;
+    }
+    time_case(&c, budget, &r);
+    double pct = c.min_bytes > 0 ? 100.0 * (c.min_bytes / bw) / r.sgc : -1;
+    char pcts[16] = "-";
+    if (pct >= 0)
+      snprintf(pcts, sizeof pcts, "%.0f%%", pct);
+    printf("%-14s %-24s %9.4f %9.4f %8.2f %8.2f %9.1f %9.1f %7s %6.1f%%  %.1e (%s)%s\n", c.func,
+           c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, r.sgc / r.fwd, r.flt_sgc, r.flt_hand, pcts,
+           r.spread, r.rel, r.which, bad ? "  FAIL: sgc and C disagree" : "");
+    fflush(stdout);
+    if (tsv) {
+      double hpct = c.min_bytes > 0 ? 100.0 * (c.min_bytes / bw) / r.hand : -1;
+      fprintf(tsv, "%s\t%s\t%s\t%.6f\t%.6f\t%.4f\t%.6f\t%.1f\t%.3e\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\n",
+              c.id, c.func, c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, 1e3 * r.fwd, r.spread,
+              r.rel, r.flt_sgc, r.flt_hand, pct, hpct, bw / 1e9);
+      dump(&c, dir);
+    }
+    free_case(&c);
+  }
+  if (tsv)
+    fclose(tsv);
+  if (failed) {
+    fprintf(stderr, "workloads: FAIL: the hand-written C differs from sgc by more than 1e-3\n");
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,429 @@
+/* Loops and branches: real LLVM control flow around the fused loop nests of
+ * their bodies (cg_func.c emits each body as a block of its own).
+ *
+ * Carried values live in buffers, two per value: the current state, which
+ * the body's block arguments read, and the next, which its yields fill; the
+ * two swap (pointers, not bytes) at the end of each iteration. A yield
+ * computed in the body is computed straight into the next buffer, so a
+ * loop updating a tensor costs no copy; only yields that are some other
+ * value (a captured one, a block argument) are copied. A value that never
+ * changes (the body yields its own argument) stays in one buffer. All the
+ * buffers are part of the function's one allocation of temporaries, sized
+ * at entry: nothing here depends on a trip count, at compile time or in
+ * allocations.
+ *
+ * A loop that AD reverses (it has an `unloop`) records on a tape the state
+ * entering each iteration (runtime/tape.c); the unloop walks the tape
+ * backwards, reading each iteration's state in place, and carries its
+ * accumulators the same double-buffered way. A tape that cannot grow makes
+ * the function return SG_ERR_ALLOC. */
+#include <string.h>
+
+#include "cg_internal.h"
+
+struct RegionCg {
+  int n;               /* state values: carried, accumulators, or results */
+  LLVMValueRef *off;   /* their offsets in the temporaries: cur[n], nxt[n] */
+  LLVMValueRef *buf;   /* cur then nxt (an if has only cur: its results) */
+  LLVMValueRef *pc, *pn; /* allocas: where cur and nxt are this iteration */
+  bool *fixed;         /* the body yields the value's own argument */
+  Inst **inplace;      /* the yield computed straight into nxt, or NULL */
+  bool taped;          /* a loop an unloop reverses */
+  LLVMValueRef tape;   /* alloca of sg_rt_tape */
+  LLVMTypeRef tape_ty;
+  LLVMValueRef lo;     /* for: the first index */
+  LLVMValueRef stride; /* taped: bytes per iteration */
+  LLVMValueRef *coff;  /* taped: offset of each carried value in an entry */
+};
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+static int nstate(const Inst *op) {
+  switch (op->op) {
+  case OP_for: return op->nargs - 2;
+  case OP_while: return op->nargs;
+  case OP_unloop: return op->nargs - 1;
+  default: return op->regions[0].nyields;
+  }
+}
+
+static const Type *state_type(Inst *op, int k) {
+  return op->op == OP_if ? &op->regions[0].yields[k]->type
+                         : &op->args[k + (op->op == OP_for ? 2 : op->op == OP_unloop ? 1 : 0)]->type;
+}
+
+static Region *body_of(Inst *op) { return &op->regions[op->op == OP_while ? 1 : 0]; }
+
+static Inst *init_of(Inst *op, int k) {
+  return op->args[k + (op->op == OP_for ? 2 : op->op == OP_unloop ? 1 : 0)];
+}
+
+/* The block argument of region r holding state value k. */
+static Inst *param_of(Inst *op, Region *r, int k) {
+  if (op->op == OP_for)
+    return r->params[1 + k];
+  if (op->op == OP_unloop)
+    return r->params[1 + ir_num_results(op->args[0]) + k];
+  return r->params[k];
+}
+
+void cg_region_plan(Body *B, Inst *op) {
+  RegionCg *R = xmalloc(sizeof *R);
+  memset(R, 0, sizeof *R);
+  B->rg[op->id] = R;
+  R->n = nstate(op);
+  int n = R->n;
+  R->off = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * n + 1));
+  R->buf = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * n + 1));
+  R->pc = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
+  R->pn = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
+  R->fixed = xmalloc(sizeof(bool) * (size_t)(n + 1));
+  R->inplace = xmalloc(sizeof(Inst *) * (size_t)(n + 1));
+  memset(R->fixed, 0, sizeof(bool) * (size_t)(n + 1));
+  memset(R->inplace, 0, sizeof(Inst *) * (size_t)(n + 1));
+  for (int r = 0; r < op->nregions; r++)
+    for (int k = 0; k < op->regions[r].nparams; k++) {
+      Inst *p = op->regions[r].params[k];
+      /* the index lives in a register; everything else in memory */
+      cg_slot(B, p)->has_buf = !(k == 0 && (op->op == OP_for || op->op == OP_unloop));
+    }
+  if (op->op == OP_unloop)
+    B->rg[op->args[0]->id]->taped = true;
+  if (op->op != OP_if) {
+    Region *body = body_of(op);
+    for (int k = 0; k < n; k++)
+      R->fixed[k] = body->yields[k] == param_of(op, body, k);
+  }
+}
+
+static bool can_compute_into(Body *B, Inst *y, Region *body, RegionCg *R) {
+  Slot *s = cg_slot(B, y);
+  if (y->parent != body || !s->has_buf || s->buf || s->internal || s->acc_into ||
+      s->by_products || y->nregions || y->op == OP_reshape || y->op == OP_proj ||
+      y->op == OP_arg)
+    return false;
+  for (int k = 0; k < R->n; k++)
+    if (R->inplace[k] == y)
+      return false;
+  return true;
+}
+
+LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
+  Cg *g = B->g;
+  RegionCg *R = B->rg[op->id];
+  int nb = op->op == OP_if ? R->n : 2 * R->n;
+  if (op->op != OP_if) {
+    Region *body = body_of(op);
+    for (int k = 0; k < R->n; k++)
+      if (!R->fixed[k] && can_compute_into(B, body->yields[k], body, R)) {
+        R->inplace[k] = body->yields[k];
+        /* bound to the next buffer at each iteration; no memory of its own */
+        cg_slot(B, body->yields[k])->buf = LLVMConstNull(g->ptr);
+      }
+  }
+  for (int j = 0; j < nb; j++) {
+    const Type *t = state_type(op, j % R->n);
+    R->off[j] = total;
+    LLVMValueRef bytes = cg_bytes(B, t);
+    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+    total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+  }
+  if (R->taped) {
+    LLVMTypeRef f[3] = {g->ptr, g->i64, g->i64};
+    R->tape_ty = LLVMStructTypeInContext(g->ctx, f, 3, 0);
+    R->tape = cg_entry_alloca(B, R->tape_ty);
+    LLVMBuildStore(g->b, LLVMConstNull(R->tape_ty), R->tape);
+  }
+  return total;
+}
+
+void cg_region_bind(Body *B, Inst *op, LLVMValueRef base) {
+  Cg *g = B->g;
+  RegionCg *R = B->rg[op->id];
+  int nb = op->op == OP_if ? R->n : 2 * R->n;
+  for (int j = 0; j < nb; j++)
+    R->buf[j] = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &R->off[j], 1, "");
+}
+
+/* ---- emitting ---- */
+
+/* Initial values into the current buffers; the pointer allocas set. */
+static void start_state(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  for (int k = 0; k < R->n; k++) {
+    cg_copy_value(B, init_of(op, k), R->buf[k]);
+    R->pc[k] = cg_entry_alloca(B, g->ptr);
+    R->pn[k] = cg_entry_alloca(B, g->ptr);
+    LLVMBuildStore(g->b, R->buf[k], R->pc[k]);
+    LLVMBuildStore(g->b, R->buf[R->n + k], R->pn[k]);
+  }
+}
+
+/* Point region r's state arguments at the current buffers and in-place
+ * yields at the next ones; returns the current pointers. */
+static void bind_state(Body *B, Inst *op, RegionCg *R, Region *r, LLVMValueRef *cur,
+                       LLVMValueRef *nxt) {
+  Cg *g = B->g;
+  for (int k = 0; k < R->n; k++) {
+    cur[k] = LLVMBuildLoad2(g->b, g->ptr, R->pc[k], "cur");
+    nxt[k] = LLVMBuildLoad2(g->b, g->ptr, R->pn[k], "nxt");
+    cg_slot(B, param_of(op, r, k))->buf = cur[k];
+    if (R->inplace[k])
+      cg_slot(B, R->inplace[k])->buf = nxt[k];
+  }
+}
+
+/* After the body: the other yields copied into the next buffers, then the
+ * buffers swapped (a value that never changes stays where it is). */
+static void end_iteration(Body *B, Inst *op, RegionCg *R, Region *body, LLVMValueRef *cur,
+                          LLVMValueRef *nxt) {
+  Cg *g = B->g;
+  (void)op;
+  for (int k = 0; k < R->n; k++)
+    if (!R->fixed[k] && !R->inplace[k])
+      cg_copy_value(B, body->yields[k], nxt[k]);
+  for (int k = 0; k < R->n; k++)
+    if (!R->fixed[k]) {
+      LLVMBuildStore(g->b, nxt[k], R->pc[k]);
+      LLVMBuildStore(g->b, cur[k], R->pn[k]);
+    }
+}
+
+/* The results: the final current buffers. */
+static void bind_results(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  LLVMValueRef *res = xmalloc(sizeof(LLVMValueRef) * (size_t)(R->n + 1));
+  for (int k = 0; k < R->n; k++)
+    res[k] = op->op == OP_if ? R->buf[k] : LLVMBuildLoad2(g->b, g->ptr, R->pc[k], "final");
+  for (Inst *p = op->next; p && p->op == OP_proj && p->args[0] == op; p = p->next)
+    cg_slot(B, p)->buf = res[p->index];
+  free(res);
+}
+
+static LLVMBasicBlockRef fail_block(Body *B) {
+  if (!B->fail) {
+    B->fail = LLVMAppendBasicBlockInContext(B->g->ctx, B->fn, "tape_nomem");
+    B->fail_bytes = cg_entry_alloca(B, B->g->i64);
+  }
+  return B->fail;
+}
+
+/* Taped: append the state entering this iteration to the tape. */
+static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
+  Cg *g = B->g;
+  int nc = R->n;
+  LLVMTypeRef fty;
+  LLVMTypeRef ps[2] = {g->ptr, g->i64};
+  LLVMValueRef push = cg_rt(g, "sg_rt_tape_push", g->ptr, ps, 2, &fty);
+  LLVMValueRef args[2] = {R->tape, R->stride};
+  LLVMValueRef at = LLVMBuildCall2(g->b, fty, push, args, 2, "slot");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "recorded");
+  LLVMBasicBlockRef bad = fail_block(B);
+  LLVMBuildStore(g->b, R->stride, B->fail_bytes);
+  LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, at, ""), bad, ok);
+  LLVMPositionBuilderAtEnd(g->b, ok);
+  for (int k = 0; k < nc; k++) {
+    LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->coff[k], 1, "");
+    LLVMBuildMemCpy(g->b, dst, 1, cur[k], 1, cg_bytes(B, state_type(op, k)));
+  }
+}
+
+/* Taped: the bytes per iteration, and the tape emptied for this run. */
+static void start_tape(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  R->coff = xmalloc(sizeof(LLVMValueRef) * (size_t)(R->n + 1));
+  LLVMValueRef total = i64c(g, 0);
+  for (int k = 0; k < R->n; k++) {
+    R->coff[k] = total;
+    total = LLVMBuildNSWAdd(g->b, total, cg_bytes(B, state_type(op, k)), "");
+  }
+  R->stride = total;
+  LLVMValueRef used = LLVMBuildStructGEP2(g->b, R->tape_ty, R->tape, 1, "");
+  LLVMBuildStore(g->b, i64c(g, 0), used);
+}
+
+static void emit_for(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  Region *body = &op->regions[0];
+  LLVMValueRef lo = cg_eval_scalar(B, op->args[0]), hi = cg_eval_scalar(B, op->args[1]);
+  R->lo = lo;
+  start_state(B, op, R);
+  if (R->taped)
+    start_tape(B, op, R);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for_body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for_done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef i = LLVMBuildPhi(g->b, g->i32, "i");
+  LLVMAddIncoming(i, &lo, &pre, 1);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, i, hi, ""), run, done);
+  LLVMPositionBuilderAtEnd(g->b, run);
+  LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
+  bind_state(B, op, R, body, cur, nxt);
+  cg_slot(B, body->params[0])->reg = i;
+  if (R->taped)
+    record(B, op, R, cur);
+  cg_emit_block(B, body->first);
+  end_iteration(B, op, R, body, cur, nxt);
+  LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->i32, 1, 0), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMAddIncoming(i, &next, &latch, 1);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  bind_results(B, op, R);
+  free(cur);
+}
+
+static void emit_while(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  Region *cond = &op->regions[0], *body = &op->regions[1];
+  start_state(B, op, R);
+  if (R->taped)
+    start_tape(B, op, R);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while_body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while_done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
+  bind_state(B, op, R, cond, cur, nxt);
+  cg_emit_block(B, cond->first);
+  LLVMValueRef c = cg_eval_scalar(B, cond->yields[0]);
+  LLVMBuildCondBr(g->b, c, run, done);
+  LLVMPositionBuilderAtEnd(g->b, run);
+  for (int k = 0; k < R->n; k++) {
+    cg_slot(B, param_of(op, body, k))->buf = cur[k];
+    if (R->inplace[k])
+      cg_slot(B, R->inplace[k])->buf = nxt[k];
+  }
+  if (R->taped)
+    record(B, op, R, cur);
+  cg_emit_block(B, body->first);
+  end_iteration(B, op, R, body, cur, nxt);
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  bind_results(B, op, R);
+  free(cur);
+}
+
+static void emit_if(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  LLVMValueRef c = cg_eval_scalar(B, op->args[0]);
+  LLVMBasicBlockRef br[2] = {LLVMAppendBasicBlockInContext(g->ctx, B->fn, "then"),
+                             LLVMAppendBasicBlockInContext(g->ctx, B->fn, "else")};
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "if_done");
+  LLVMBuildCondBr(g->b, c, br[0], br[1]);
+  for (int r = 0; r < 2; r++) {
+    LLVMPositionBuilderAtEnd(g->b, br[r]);
+    Region *b = &op->regions[r];
+    cg_emit_block(B, b->first);
+    for (int k = 0; k < R->n; k++)
+      cg_copy_value(B, b->yields[k], R->buf[k]);
+    LLVMBuildBr(g->b, done);
+  }
+  LLVMPositionBuilderAtEnd(g->b, done);
+  bind_results(B, op, R);
+}
+
+/* Iterations last first: t = count-1 .. 0, each reading its entry of the
+ * loop's tape in place. */
+static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  Inst *loop = op->args[0];
+  RegionCg *L = B->rg[loop->id];
+  Region *body = &op->regions[0];
+  int nc = ir_num_results(loop);
+  start_state(B, op, R);
+  LLVMValueRef data = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildStructGEP2(g->b, L->tape_ty, L->tape, 0, ""), "tape");
+  LLVMValueRef used = LLVMBuildLoad2(g->b, g->i64, LLVMBuildStructGEP2(g->b, L->tape_ty, L->tape, 1, ""), "");
+  LLVMValueRef stride = L->stride;
+  /* a loop carrying nothing records no bytes: count its iterations as 0 */
+  LLVMValueRef safe = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, stride, i64c(g, 0), ""),
+                                      i64c(g, 1), stride, "");
+  LLVMValueRef count = LLVMBuildSDiv(g->b, used, safe, "iterations");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef j = LLVMBuildPhi(g->b, g->i64, "j");
+  LLVMAddIncoming(j, &count, &pre, 1);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, j, i64c(g, 0), ""), run, done);
+  LLVMPositionBuilderAtEnd(g->b, run);
+  LLVMValueRef t = LLVMBuildNSWSub(g->b, j, i64c(g, 1), "t");
+  LLVMValueRef entry = LLVMBuildInBoundsGEP2(g->b, g->i8, data,
+                                             (LLVMValueRef[]){LLVMBuildNSWMul(g->b, t, stride, "")}, 1, "");
+  for (int k = 0; k < nc; k++)
+    cg_slot(B, body->params[1 + k])->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, entry, &L->coff[k], 1, "");
+  LLVMValueRef t32 = LLVMBuildTrunc(g->b, t, g->i32, "");
+  cg_slot(B, body->params[0])->reg = loop->op == OP_for ? LLVMBuildAdd(g->b, L->lo, t32, "") : t32;
+  LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
+  bind_state(B, op, R, body, cur, nxt);
+  cg_emit_block(B, body->first);
+  end_iteration(B, op, R, body, cur, nxt);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMAddIncoming(j, &t, &latch, 1);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  bind_results(B, op, R);
+  free(cur);
+}
+
+void cg_region_emit(Body *B, Inst *op) {
+  RegionCg *R = B->rg[op->id];
+  switch (op->op) {
+  case OP_for: emit_for(B, op, R); break;
+  case OP_while: emit_while(B, op, R); break;
+  case OP_if: emit_if(B, op, R); break;
+  case OP_unloop: emit_unloop(B, op, R); break;
+  default: die("%s is not a region op", ir_ops[op->op].name);
+  }
+}
+
+static void free_tapes(Body *B) {
+  Cg *g = B->g;
+  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
+    RegionCg *R = i->nregions ? B->rg[i->id] : NULL;
+    if (R && R->taped) {
+      LLVMTypeRef fty;
+      LLVMValueRef fn = cg_rt(g, "sg_rt_tape_free", g->vd, &g->ptr, 1, &fty);
+      LLVMBuildCall2(g->b, fty, fn, &R->tape, 1, "");
+    }
+  }
+}
+
+void cg_region_finish(Body *B) { free_tapes(B); }
+
+void cg_region_fail_block(Body *B) {
+  Cg *g = B->g;
+  if (B->fail) {
+    LLVMPositionBuilderAtEnd(g->b, B->fail);
+    free_tapes(B);
+    LLVMTypeRef fty;
+    if (B->temps) {
+      LLVMValueRef fr = cg_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
+      LLVMBuildCall2(g->b, fty, fr, &B->temps, 1, "");
+    }
+    LLVMTypeRef ps[2] = {g->ptr, g->i64};
+    LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
+    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"),
+                            LLVMBuildLoad2(g->b, g->i64, B->fail_bytes, "")};
+    LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
+  }
+  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
+    RegionCg *R = i->nregions ? B->rg[i->id] : NULL;
+    if (R) {
+      free(R->off);
+      free(R->buf);
+      free(R->pc);
+      free(R->pn);
+      free(R->fixed);
+      free(R->inplace);
+      free(R->coff);
+      free(R);
+    }
+  }
+}

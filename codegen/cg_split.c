@@ -1,0 +1,570 @@
+/* Splitting big LLVM functions, so that compile time stays linear.
+ *
+ * LLVM's optimizer and code generator are superlinear in the size of one
+ * function (live ranges, scheduling, alias queries over the whole body), so
+ * a body of thousands of tensor statements compiled as one function takes
+ * minutes. cg_split_function moves consecutive pieces of a big body into
+ * functions of their own (`name.part1`, ...), each of about SPLIT_TARGET
+ * instructions, marked noinline so that LLVM optimizes and compiles them one
+ * at a time. Every function is still optimized at the requested -O level.
+ *
+ * It works on the LLVM IR, after the body is built, so it needs nothing from
+ * the code that built it, only that the body is mostly a sequence of
+ * single-entry single-exit pieces (one loop nest per value), which is what
+ * cg_func.c emits. A piece [b0, b1) of the blocks in layout order can move
+ * when
+ *   - the only edges into it go to b0 and the only edges out of it go to
+ *     b1 (a "cut" before b0 and before b1), and b0 and b1 start with no phi;
+ *   - no value it defines is used outside it (values defined earlier, in
+ *     what stays in the caller, become parameters);
+ *   - every alloca of the entry block it uses is used only inside it (the
+ *     alloca then moves with it, so mem2reg still promotes it).
+ * A `ret v` inside a piece returns v from the caller: such a piece returns
+ * an i64, 2^32 for "go on" and v otherwise. Pieces whose values escape
+ * (the prologue: sizes, temporaries) stay in the caller.
+ *
+ * Pointer parameters that are the caller's noalias parameters stay
+ * noalias; temporaries arrive as plain pointers (the vectorizer's runtime
+ * checks separate them, as it does in the unsplit body). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/DebugInfo.h>
+
+#include "cg_internal.h"
+
+/* Bodies smaller than this stay whole; pieces are about SPLIT_TARGET. */
+enum { SPLIT_MIN = 3000, SPLIT_TARGET = 800 };
+
+/* ---- a pointer -> int map over ir/util.h's PtrMap (values stored as
+ * v + 3, so that NULL means absent and -2, -1 stay representable) ---- */
+
+static void pm_init(PtrMap *m) { *m = (PtrMap){0}; }
+
+static void pm_free(PtrMap *m) { ptrmap_free(m); }
+
+static void pm_put(PtrMap *m, const void *k, int v) {
+  *ptrmap_slot(m, k) = (void *)(intptr_t)(v + 3);
+}
+
+static int pm_get(const PtrMap *m, const void *k, int missing) {
+  void *v = ptrmap_get(m, k);
+  return v ? (int)((intptr_t)v - 3) : missing;
+}
+
+/* ---- analysis ---- */
+
+typedef struct Split {
+  Cg *g;
+  LLVMValueRef fn;
+  int nb;
+  LLVMBasicBlockRef *bb; /* in layout order */
+  int *ninst;            /* instructions per block */
+  PtrMap index;          /* block -> its index */
+  int *pred_at, *pred;   /* predecessors of block b: pred[pred_at[b]..pred_at[b+1]) */
+  LLVMBasicBlockRef last_call; /* the caller's block calling the last piece moved */
+  LLVMValueRef frame;    /* the caller's array of values passed through memory */
+  PtrMap slot;           /* value -> its index in the frame */
+  int nslots;
+  int pieces;
+} Split;
+
+static int block_of(Split *S, LLVMValueRef inst) {
+  return pm_get(&S->index, LLVMGetInstructionParent(inst), -1);
+}
+
+static bool starts_with_phi(LLVMBasicBlockRef b) {
+  LLVMValueRef i = LLVMGetFirstInstruction(b);
+  return i && LLVMIsAPHINode(i);
+}
+
+/* Mark positions lo..hi (cuts before those blocks) as impossible. */
+static void forbid(int *diff, int lo, int hi) {
+  if (lo > hi)
+    return;
+  diff[lo]++;
+  diff[hi + 1]--;
+}
+
+/* cut[i]: the piece boundary "before block i" is possible as far as the
+ * control flow goes (every edge across it enters block i). */
+static void control_cuts(Split *S, bool *cut) {
+  int *diff = xmalloc(sizeof(int) * (size_t)(S->nb + 2));
+  memset(diff, 0, sizeof(int) * (size_t)(S->nb + 2));
+  for (int u = 0; u < S->nb; u++) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(S->bb[u]);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned k = 0; k < ns; k++) {
+      int v = pm_get(&S->index, LLVMGetSuccessor(t, k), -1);
+      if (v > u)
+        forbid(diff, u + 1, v - 1);
+      else
+        forbid(diff, v + 1, u);
+    }
+  }
+  int run = 0;
+  for (int i = 0; i < S->nb; i++) {
+    run += diff[i];
+    cut[i] = i > 0 && run == 0 && !starts_with_phi(S->bb[i]);
+  }
+  free(diff);
+}
+
+/* Last block using v (-1 if none), and the first one for allocas. */
+static int last_use(Split *S, LLVMValueRef v, int *first) {
+  int last = -1;
+  *first = S->nb;
+  for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
+    int b = block_of(S, LLVMGetUser(u));
+    if (b > last)
+      last = b;
+    if (b < *first)
+      *first = b;
+  }
+  return last;
+}
+
+/* S->pred_at, S->pred: each block's predecessors (with repeats). */
+static void predecessors(Split *S) {
+  S->pred_at = xmalloc(sizeof(int) * (size_t)(S->nb + 2));
+  memset(S->pred_at, 0, sizeof(int) * (size_t)(S->nb + 2));
+  for (int pass = 0; pass < 2; pass++) {
+    for (int u = 0; u < S->nb; u++) {
+      LLVMValueRef t = LLVMGetBasicBlockTerminator(S->bb[u]);
+      unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+      for (unsigned k = 0; k < ns; k++) {
+        int v = pm_get(&S->index, LLVMGetSuccessor(t, k), -1);
+        if (v < 0)
+          continue;
+        if (pass == 0)
+          S->pred_at[v + 2]++;
+        else
+          S->pred[S->pred_at[v + 1]++] = u;
+      }
+    }
+    if (pass == 0) {
+      for (int b = 0; b < S->nb; b++)
+        S->pred_at[b + 2] += S->pred_at[b + 1];
+      S->pred = xmalloc(sizeof(int) * (size_t)(S->pred_at[S->nb + 1] + 1));
+    }
+  }
+}
+
+/* ---- moving one piece ---- */
+
+/* The value `v` (an operand in the piece) comes from the caller. */
+static bool foreign(Split *S, LLVMValueRef v, int b0, int b1) {
+  if (LLVMIsAArgument(v))
+    return true;
+  if (!LLVMIsAInstruction(v))
+    return false;
+  int b = block_of(S, v);
+  return b < b0 || b >= b1;
+}
+
+/* Whether a caller value goes through the frame: instructions (not phis)
+ * of a type that fits a slot of 8 bytes. */
+static bool framed(LLVMValueRef v) {
+  if (!LLVMIsAInstruction(v) || LLVMIsAPHINode(v))
+    return false;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  switch (LLVMGetTypeKind(t)) {
+  case LLVMPointerTypeKind:
+  case LLVMFloatTypeKind:
+  case LLVMDoubleTypeKind:
+    return true;
+  case LLVMIntegerTypeKind:
+    return LLVMGetIntTypeWidth(t) <= 64;
+  default:
+    return false;
+  }
+}
+
+/* The frame: an array of i64 slots in the caller's entry block, sized when
+ * the last piece has moved. */
+static LLVMValueRef frame_of(Split *S) {
+  if (!S->frame) {
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(S->g->ctx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(S->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+      LLVMPositionBuilderBefore(b, first);
+    else
+      LLVMPositionBuilderAtEnd(b, entry);
+    S->frame = LLVMBuildArrayAlloca(b, S->g->i64, LLVMConstInt(S->g->i32, 1, 0), "frame");
+    LLVMSetAlignment(S->frame, 8);
+    LLVMDisposeBuilder(b);
+    pm_init(&S->slot);
+  }
+  return S->frame;
+}
+
+/* v's slot in the frame; the first time, v is stored there right after
+ * its definition. */
+static int frame_slot(Split *S, LLVMValueRef v) {
+  frame_of(S);
+  int k = pm_get(&S->slot, v, -1);
+  if (k >= 0)
+    return k;
+  k = S->nslots++;
+  pm_put(&S->slot, v, k);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(S->g->ctx);
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(v));
+  LLVMValueRef at = LLVMConstInt(S->g->i64, (unsigned long long)k, 0);
+  /* Volatile: thousands of stores to consecutive slots would otherwise
+   * seed the SLP vectorizer and dead-store elimination, both superlinear
+   * in the length of a block; the store itself costs the same. */
+  LLVMSetVolatile(LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, S->g->i64, S->frame, &at, 1, "")), 1);
+  LLVMDisposeBuilder(b);
+  return k;
+}
+
+static void outline(Split *S, int b0, int b1) {
+  Cg *g = S->g;
+  /* The caller's values the piece reads, in order of first use; entry
+   * allocas used only here move instead. */
+  PtrMap param;
+  pm_init(&param);
+  LLVMValueRef *from = NULL;
+  int nfrom = 0, cap = 0;
+  LLVMValueRef *allocas = NULL;
+  int nalloca = 0, acap = 0;
+  bool has_ret = false;
+  for (int b = b0; b < b1; b++)
+    for (LLVMValueRef i = LLVMGetFirstInstruction(S->bb[b]); i; i = LLVMGetNextInstruction(i)) {
+      if (LLVMGetInstructionOpcode(i) == LLVMRet)
+        has_ret = true;
+      int nops = LLVMGetNumOperands(i);
+      for (int k = 0; k < nops; k++) {
+        LLVMValueRef v = LLVMGetOperand(i, (unsigned)k);
+        if (!v || LLVMValueIsBasicBlock(v) || !foreign(S, v, b0, b1) ||
+            pm_get(&param, v, -1) != -1)
+          continue;
+        int first, last = LLVMIsAAllocaInst(v) ? last_use(S, v, &first) : S->nb;
+        if (LLVMIsAAllocaInst(v) && first >= b0 && last < b1) {
+          if (nalloca == acap)
+            allocas = xrealloc(allocas, sizeof *allocas * (size_t)(acap = acap ? 2 * acap : 8));
+          allocas[nalloca++] = v;
+          pm_put(&param, v, -2);
+          continue;
+        }
+        if (nfrom == cap)
+          from = xrealloc(from, sizeof *from * (size_t)(cap = cap ? 2 * cap : 16));
+        pm_put(&param, v, nfrom);
+        from[nfrom++] = v;
+      }
+    }
+
+  /* The new function: the caller's parameters (and anything that cannot
+   * go through memory) are passed as they are, so that noalias carries
+   * over; the caller's other values (temporaries' addresses, sizes) go
+   * through the frame, one slot each, stored once where they are defined.
+   * Passing them as arguments would keep hundreds of values live across
+   * every call in the caller, which the register allocator pays for. */
+  LLVMValueRef *args = xmalloc(sizeof(LLVMValueRef) * (size_t)(nfrom + 1));
+  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nfrom + 1));
+  int nargs = 0, nframed = 0;
+  for (int k = 0; k < nfrom; k++) {
+    if (framed(from[k])) {
+      nframed++;
+      continue;
+    }
+    pm_put(&param, from[k], nargs);
+    pt[nargs] = LLVMTypeOf(from[k]);
+    args[nargs++] = from[k];
+  }
+  if (nframed) {
+    pt[nargs] = g->ptr;
+    args[nargs] = frame_of(S);
+  }
+  LLVMTypeRef ret = has_ret ? g->i64 : g->vd;
+  size_t len;
+  const char *caller = LLVMGetValueName2(S->fn, &len);
+  char name[256];
+  snprintf(name, sizeof name, "%.*s.part%d", (int)(len < 200 ? len : 200), caller, ++S->pieces);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name,
+                                    LLVMFunctionType(ret, pt, (unsigned)(nargs + (nframed > 0)), 0));
+  free(pt);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, noinline, 0));
+  for (int k = 0; k < nargs; k++) {
+    LLVMValueRef v = args[k];
+    if (LLVMIsAArgument(v) && LLVMGetParamParent(v) == S->fn) {
+      unsigned idx = 0;
+      for (LLVMValueRef p = LLVMGetFirstParam(S->fn); p != v; p = LLVMGetNextParam(p))
+        idx++;
+      if (LLVMGetEnumAttributeAtIndex(S->fn, idx + 1, noalias))
+        LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+    }
+  }
+  if (nframed)
+    LLVMAddAttributeAtIndex(fn, (unsigned)nargs + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
+
+  /* Move the blocks, then the allocas into the new entry block. */
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
+  LLVMBasicBlockRef after = entry;
+  for (int b = b0; b < b1; b++) {
+    LLVMMoveBasicBlockAfter(S->bb[b], after);
+    after = S->bb[b];
+  }
+  LLVMBuilderRef eb = LLVMCreateBuilderInContext(g->ctx);
+  LLVMPositionBuilderAtEnd(eb, entry);
+  for (int k = 0; k < nalloca; k++) {
+    LLVMInstructionRemoveFromParent(allocas[k]);
+    LLVMInsertIntoBuilder(eb, allocas[k]);
+  }
+  /* What replaces each caller value inside: a parameter or a load. */
+  LLVMValueRef *repl = xmalloc(sizeof(LLVMValueRef) * (size_t)(nfrom + 1));
+  for (int k = 0; k < nfrom; k++) {
+    LLVMValueRef v = from[k];
+    int p = pm_get(&param, v, -1);
+    if (!framed(v)) {
+      repl[k] = LLVMGetParam(fn, (unsigned)p);
+      continue;
+    }
+    LLVMValueRef at = LLVMConstInt(g->i64, (unsigned long long)frame_slot(S, v), 0);
+    LLVMValueRef addr = LLVMBuildInBoundsGEP2(eb, g->i64, LLVMGetParam(fn, (unsigned)nargs), &at, 1, "");
+    repl[k] = LLVMBuildLoad2(eb, LLVMTypeOf(v), addr, "");
+  }
+  for (int k = 0; k < nfrom; k++)
+    pm_put(&param, from[k], k);
+  LLVMBuildBr(eb, S->bb[b0]);
+
+  /* Inside: caller values become parameters, the exit returns, and debug
+   * locations go (they name the caller's subprogram). */
+  LLVMBasicBlockRef next = b1 < S->nb ? S->bb[b1] : NULL, out = NULL;
+  bool debug = LLVMGetSubprogram(S->fn) != NULL;
+  LLVMValueRef go_on = LLVMConstInt(g->i64, 1ull << 32, 0);
+  for (int b = b0; b < b1; b++) {
+    for (LLVMValueRef i = LLVMGetFirstInstruction(S->bb[b]); i;) {
+      LLVMValueRef nexti = LLVMGetNextInstruction(i);
+      if (debug)
+        LLVMInstructionSetDebugLoc(i, NULL);
+      int nops = LLVMGetNumOperands(i);
+      for (int k = 0; k < nops; k++) {
+        LLVMValueRef v = LLVMGetOperand(i, (unsigned)k);
+        int p = v && !LLVMValueIsBasicBlock(v) ? pm_get(&param, v, -1) : -1;
+        if (p >= 0)
+          LLVMSetOperand(i, (unsigned)k, repl[p]);
+      }
+      if (LLVMGetInstructionOpcode(i) == LLVMRet) { /* ret v: v as an i64 */
+        LLVMPositionBuilderBefore(eb, i);
+        LLVMValueRef r = LLVMGetNumOperands(i) ? LLVMGetOperand(i, 0) : NULL;
+        LLVMBuildRet(eb, r ? LLVMBuildZExt(eb, r, g->i64, "") : LLVMConstInt(g->i64, 0, 0));
+        LLVMInstructionEraseFromParent(i);
+      } else if (LLVMIsATerminatorInst(i)) {
+        unsigned ns = LLVMGetNumSuccessors(i);
+        for (unsigned k = 0; k < ns; k++)
+          if (LLVMGetSuccessor(i, k) == next) {
+            if (!out) {
+              out = LLVMAppendBasicBlockInContext(g->ctx, fn, "exit");
+              LLVMPositionBuilderAtEnd(eb, out);
+              if (has_ret)
+                LLVMBuildRet(eb, go_on);
+              else
+                LLVMBuildRetVoid(eb);
+            }
+            LLVMSetSuccessor(i, k, out);
+          }
+      }
+      i = nexti;
+    }
+  }
+
+  /* The caller: the edges into b0 now go to a block that calls the piece
+   * and goes on to b1 (or returns what the piece's ret returned). */
+  LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(g->ctx, S->fn, "call");
+  for (int k = S->pred_at[b0]; k <= S->pred_at[b0 + 1]; k++) {
+    LLVMBasicBlockRef u = k < S->pred_at[b0 + 1] ? S->bb[S->pred[k]] : S->last_call;
+    if (!u || LLVMGetBasicBlockParent(u) != S->fn)
+      continue; /* moved with an earlier piece, whose call block comes next */
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(u);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned j = 0; j < ns; j++)
+      if (LLVMGetSuccessor(t, j) == S->bb[b0])
+        LLVMSetSuccessor(t, j, call);
+  }
+  S->last_call = call;
+  LLVMPositionBuilderAtEnd(eb, call);
+  LLVMValueRef r = LLVMBuildCall2(eb, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nargs + (nframed > 0)), "");
+  LLVMTypeRef fret = LLVMGetReturnType(LLVMGlobalGetValueType(S->fn));
+  LLVMValueRef retv = has_ret && LLVMGetTypeKind(fret) != LLVMVoidTypeKind ? LLVMBuildTrunc(eb, r, fret, "") : NULL;
+  if (!next) {
+    if (retv)
+      LLVMBuildRet(eb, retv);
+    else
+      LLVMBuildRetVoid(eb);
+  } else if (has_ret && out) {
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, S->fn, "returned");
+    LLVMBuildCondBr(eb, LLVMBuildICmp(eb, LLVMIntEQ, r, go_on, ""), next, done);
+    LLVMPositionBuilderAtEnd(eb, done);
+    if (retv)
+      LLVMBuildRet(eb, retv);
+    else
+      LLVMBuildRetVoid(eb);
+  } else if (has_ret) { /* every path returns */
+    if (retv)
+      LLVMBuildRet(eb, retv);
+    else
+      LLVMBuildRetVoid(eb);
+  } else {
+    LLVMBuildBr(eb, next);
+  }
+  LLVMDisposeBuilder(eb);
+  pm_free(&param);
+  free(from);
+  free(args);
+  free(repl);
+  free(allocas);
+}
+
+void cg_split_function(Cg *g, LLVMValueRef fn) {
+  LLVMTypeRef fret = LLVMGetReturnType(LLVMGlobalGetValueType(fn));
+  LLVMTypeKind rk = LLVMGetTypeKind(fret);
+  if (rk != LLVMVoidTypeKind && !(rk == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(fret) <= 32))
+    return;
+  Split S = {g, fn, (int)LLVMCountBasicBlocks(fn), NULL, NULL, {0}, NULL, NULL, NULL, NULL, {0}, 0, 0};
+  if (S.nb < 2)
+    return;
+  S.bb = xmalloc(sizeof *S.bb * (size_t)S.nb);
+  S.ninst = xmalloc(sizeof(int) * (size_t)S.nb);
+  LLVMGetBasicBlocks(fn, S.bb);
+  pm_init(&S.index);
+  long total = 0;
+  for (int b = 0; b < S.nb; b++) {
+    pm_put(&S.index, S.bb[b], b);
+    S.ninst[b] = 0;
+    for (LLVMValueRef i = LLVMGetFirstInstruction(S.bb[b]); i; i = LLVMGetNextInstruction(i))
+      S.ninst[b]++;
+    total += S.ninst[b];
+  }
+  if (total < SPLIT_MIN)
+    goto out;
+  predecessors(&S);
+
+  /* reach[b]: the last block using a value defined in block b (allocas
+   * count at their first user), so a piece starting at or before b must
+   * extend past reach[b]. */
+  bool *cut = xmalloc(sizeof(bool) * (size_t)(S.nb + 1));
+  int *reach = xmalloc(sizeof(int) * (size_t)S.nb);
+  control_cuts(&S, cut);
+  cut[S.nb] = true;
+  for (int b = 0; b < S.nb; b++)
+    reach[b] = b;
+  for (int b = 0; b < S.nb; b++)
+    for (LLVMValueRef i = LLVMGetFirstInstruction(S.bb[b]); i; i = LLVMGetNextInstruction(i)) {
+      int first, last = last_use(&S, i, &first);
+      int def = LLVMIsAAllocaInst(i) && first < S.nb ? first : b;
+      if (last > reach[def])
+        reach[def] = last;
+    }
+
+  /* Greedy, left to right: a piece starts at a cut, grows to at least
+   * SPLIT_TARGET instructions, and ends at the first cut past everything
+   * its values reach. A start whose values reach too far (the prologue:
+   * sizes, temporaries used to the end) stays in the caller. Pieces are recorded first and moved afterwards,
+   * since moving renumbers nothing we still need. */
+  int *starts = xmalloc(sizeof(int) * (size_t)(S.nb + 1));
+  int *ends = xmalloc(sizeof(int) * (size_t)(S.nb + 1));
+  int npieces = 0;
+  int b = 1;
+  while (b < S.nb) {
+    if (!cut[b]) {
+      b++;
+      continue;
+    }
+    int end = b, far = b, size = 0;
+    bool ok = false;
+    while (end < S.nb && size <= 2 * SPLIT_TARGET) {
+      if (reach[end] > far)
+        far = reach[end];
+      size += S.ninst[end];
+      end++;
+      if (far < end && cut[end] && (size >= SPLIT_TARGET || end == S.nb)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) { /* this block stays in the caller */
+      b++;
+      continue;
+    }
+    starts[npieces] = b;
+    ends[npieces++] = end;
+    b = end;
+  }
+  if (getenv("SG_SPLIT_DEBUG")) {
+    fprintf(stderr, "split %s: %ld insts %d blocks, %d pieces:", LLVMGetValueName(fn), total, S.nb, npieces);
+    for (int k = 0; k < npieces; k++)
+      fprintf(stderr, " [%d,%d)", starts[k], ends[k]);
+    fprintf(stderr, "\n");
+  }
+  /* One piece that is nearly the whole body gains nothing. */
+  if (npieces > 1 || (npieces == 1 && 2 * (ends[0] - starts[0]) < S.nb))
+    for (int k = 0; k < npieces; k++)
+      outline(&S, starts[k], ends[k]);
+  if (S.frame) {
+    LLVMSetOperand(S.frame, 0, LLVMConstInt(g->i32, (unsigned long long)S.nslots, 0));
+    pm_free(&S.slot);
+  }
+  free(starts);
+  free(ends);
+  free(cut);
+  free(reach);
+out:
+  pm_free(&S.index);
+  free(S.pred_at);
+  free(S.pred);
+  free(S.bb);
+  free(S.ninst);
+}
+
+/* The code generator's instruction schedulers are quadratic in the length
+ * of a scheduling region, which is a basic block. Straight-line code in the
+ * thousands of instructions (a prologue computing the addresses of
+ * thousands of temporaries) is therefore cut, after the optimizer, into
+ * blocks of at most BLOCK_MAX instructions joined by branches. The blocks'
+ * addresses are taken so that CodeGenPrepare does not merge them back; the
+ * branches are free fallthroughs. */
+enum { BLOCK_MAX = 400 };
+
+void cg_split_blocks(Cg *g, LLVMValueRef fn) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    int n = 0;
+    LLVMValueRef at = NULL;
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+      if (++n == BLOCK_MAX)
+        at = i;
+    if (n <= BLOCK_MAX + BLOCK_MAX / 4 || !at)
+      continue;
+    /* The successors' phis name this block; the C API cannot rename an
+     * incoming block, so such blocks stay whole. */
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
+    bool phis = false;
+    for (unsigned k = 0; t && k < LLVMGetNumSuccessors(t); k++)
+      phis |= starts_with_phi(LLVMGetSuccessor(t, k));
+    if (phis || LLVMIsAPHINode(at) || LLVMIsAAllocaInst(at) || LLVMIsATerminatorInst(at))
+      continue;
+    /* Move everything after `at` into a new block; the loop then visits
+     * that block and cuts it again if it is still long. */
+    LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
+    LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
+                                   : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
+    LLVMPositionBuilderAtEnd(b, rest);
+    for (LLVMValueRef i = LLVMGetNextInstruction(at); i;) {
+      LLVMValueRef next = LLVMGetNextInstruction(i);
+      LLVMInstructionRemoveFromParent(i);
+      LLVMInsertIntoBuilder(b, i);
+      i = next;
+    }
+    LLVMPositionBuilderAtEnd(b, bb);
+    LLVMBuildBr(b, rest);
+    (void)LLVMBlockAddress(fn, rest);
+  }
+  LLVMDisposeBuilder(b);
+}

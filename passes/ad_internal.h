@@ -1,0 +1,25 @@
+/* What passes/ad.c (the rules, the sweep) and passes/ad_region.c (the
+ * adjoints of loops and branches) share. */
+#ifndef SGC_AD_INTERNAL_H
+#define SGC_AD_INTERNAL_H
+
+#include "passes.h"
+
+typedef struct AD {
+  Builder b;
+  PtrMap adj;        /* value -> its adjoint so far */
+  Function *f;       /* the function being built */
+  Region *cur;       /* the adjoint region being filled; NULL: the body */
+  PtrMap *captured;  /* in a region: adjoints of values defined outside it */
+} AD;
+
+/* Add d to the adjoint of x (nothing if x is inactive). */
+void ad_contribute(AD *a, Inst *x, Inst *d);
+/* The reverse sweep over the block ending at `last`, at a's position. */
+void ad_reverse_block(AD *a, Inst *last);
+/* The adjoint of a for, while or if whose results' adjoints are known. */
+void ad_reverse_region(AD *a, Inst *op);
+/* aux = NULL for a block, its regions' arguments and bodies. */
+void ad_clear_aux(Inst *first);
+
+#endif
