@@ -936,18 +936,15 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
   check_sizes(&B, n);
-  /* Temporaries: one block from the thread's workspace, laid out by
-   * liveness (cg_temps.c). */
+  /* Temporaries: one block from the thread's workspace, one after the
+   * other, with room for the regions' buffers (cg_region.c). The liveness
+   * layout of cg_temps.c (temporaries that are never live at once share
+   * bytes) is off: it gave a wrong gradient on a 150-statement body
+   * (test/codegen/split_gradient.test) and stays off until that is found. */
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  /* A function without loops or branches lays its temporaries out by
-   * liveness (cg_temps.c); one with them, one after the other, with room
-   * for the regions' buffers (cg_region.c). */
-  bool plain = true;
-  for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
-    plain = !i->nregions && i->op != OP_proj;
-  LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
-  bool any_temp = total != NULL;
-  for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
+  LLVMValueRef total = i64c(g, 0);
+  bool any_temp = false;
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
     if (i->nregions) {
       total = cg_region_reserve(&B, i, total);
