@@ -20,18 +20,105 @@ static void add_sym(int *out, int *n, int s) {
   out[(*n)++] = s;
 }
 
+static void add_type_syms(const Type *t, int *out, int *n) {
+  for (int j = 0; j < t->rank; j++)
+    if (t->dim[j].sym >= 0)
+      add_sym(out, n, t->dim[j].sym);
+}
+
+/* The parameters' names, then the results' sizes, then the size
+ * expressions only the body uses (they are computed at entry). */
 int cg_func_syms(Module *m, Function *f, int *out) {
   (void)m;
   int n = 0;
   for (int k = 0; k < f->nparams; k++)
-    for (int j = 0; j < f->params[k]->type.rank; j++)
-      if (f->params[k]->type.dim[j].sym >= 0)
-        add_sym(out, &n, f->params[k]->type.dim[j].sym);
+    add_type_syms(&f->params[k]->type, out, &n);
   for (int k = 0; k < f->nresults; k++)
-    for (int j = 0; j < f->results[k]->type.rank; j++)
-      if (f->results[k]->type.dim[j].sym >= 0)
-        add_sym(out, &n, f->results[k]->type.dim[j].sym);
+    add_type_syms(&f->results[k]->type, out, &n);
+  for (Inst *i = f->first; i; i = i->next) {
+    add_type_syms(&i->type, out, &n);
+    add_type_syms(&i->attr, out, &n);
+  }
   return n;
+}
+
+static int64_t sym_index(const int *syms, int nsyms, int s) {
+  for (int k = 0; k < nsyms; k++)
+    if (syms[k] == s)
+      return k;
+  die("size symbol %d not in the signature", s);
+}
+
+/* The value of derived size `s` from the bound names in symv. */
+static LLVMValueRef derived_value(Cg *g, LLVMValueRef symv, const int *syms, int nsyms, int s) {
+  const SizePoly *p = g->m->sym_poly[s];
+  LLVMValueRef sum = LLVMConstInt(g->i64, 0, 0);
+  for (int t = 0; t < p->nterms; t++) {
+    LLVMValueRef term = LLVMConstInt(g->i64, (unsigned long long)p->t[t].coef, 1);
+    for (int k = 0; k < p->t[t].nvars; k++) {
+      LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned long long)sym_index(syms, nsyms, p->t[t].vars[k]), 0);
+      LLVMValueRef v = LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, symv, &idx, 1, ""), "");
+      term = LLVMBuildMul(g->b, term, v, "");
+    }
+    sum = LLVMBuildAdd(g->b, sum, term, "");
+  }
+  return sum;
+}
+
+/* A call of runtime function `name` returning its int, then `ret` of it
+ * when `bad` holds; continues in a fresh block otherwise. */
+static void fail_with(Cg *g, LLVMValueRef fn_ir, LLVMValueRef bad, const char *name,
+                      LLVMTypeRef *tys, LLVMValueRef *args, int n) {
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn_ir, "bad_size");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn_ir, "size_ok");
+  LLVMBuildCondBr(g->b, bad, fail, ok);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, tys, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  if (!fn)
+    fn = LLVMAddFunction(g->mod, name, fty);
+  LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, fn, args, (unsigned)n, ""));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+/* Size expressions (ir/size.c): computed from the bound names; negative is
+ * SG_ERR_SHAPE; one that an output's shape bound must equal its value. */
+static void check_derived(Cg *g, Function *f, LLVMValueRef fn, LLVMValueRef symv, const int *syms,
+                          int nsyms) {
+  char buf[512];
+  for (int k = 0; k < nsyms; k++) {
+    int s = syms[k];
+    if (!ir_sym_derived(g->m, s))
+      continue;
+    LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned long long)k, 0);
+    LLVMValueRef slotp = LLVMBuildInBoundsGEP2(g->b, g->i64, symv, &idx, 1, "");
+    LLVMValueRef v = derived_value(g, symv, syms, nsyms, s);
+    LLVMValueRef fname = LLVMBuildGlobalStringPtr(g->b, f->name, "fname");
+    LLVMValueRef sname = LLVMBuildGlobalStringPtr(g->b, g->m->syms[s], "size");
+    LLVMTypeRef t3[3] = {g->ptr, g->ptr, g->i64};
+    LLVMValueRef a3[3] = {fname, sname, v};
+    fail_with(g, fn, LLVMBuildICmp(g->b, LLVMIntSLT, v, LLVMConstInt(g->i64, 0, 0), ""),
+              "sg_rt_negative_size", t3, a3, 3);
+    /* the first output whose shape holds it bound it in sg_rt_check */
+    for (int a = 0; a < f->nresults; a++) {
+      const Type *t = &f->results[a]->type;
+      bool uses = false;
+      for (int j = 0; j < t->rank; j++)
+        uses |= t->dim[j].sym == s;
+      if (!uses)
+        continue;
+      LLVMValueRef bound = LLVMBuildLoad2(g->b, g->i64, slotp, "");
+      LLVMTypeRef t6[6] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr, g->i64};
+      LLVMValueRef a6[6] = {fname, LLVMBuildGlobalStringPtr(g->b, f->result_names[a], "arg"),
+                            LLVMGetParam(fn, (unsigned)(f->nparams + a)),
+                            LLVMBuildGlobalStringPtr(g->b, ir_dims_str(g->m, t, buf, sizeof buf), "dims"),
+                            sname, v};
+      fail_with(g, fn, LLVMBuildICmp(g->b, LLVMIntNE, bound, v, ""), "sg_rt_size_mismatch", t6,
+                a6, 6);
+      break;
+    }
+    LLVMBuildStore(g->b, v, slotp);
+  }
 }
 
 static LLVMValueRef const_string(Cg *g, const char *s) {
@@ -97,8 +184,8 @@ static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
 }
 
 void cg_export(Cg *g, Function *f) {
-  /* at most one symbol per dimension of the signature */
-  int *syms = xmalloc(sizeof(int) * (size_t)(IR_MAX_RANK * (f->nparams + f->nresults) + 1));
+  /* at most one symbol per dimension of the signature, results and body */
+  int *syms = xmalloc(sizeof(int) * (size_t)(2 * IR_MAX_RANK * (f->nparams + f->nresults + ir_num_insts(f)) + 1));
   int nsyms = cg_func_syms(g->m, f, syms);
   int nargs = f->nparams + f->nresults;
   char *body_name = arena_printf(g->m->arena, "%s.body", f->name);
@@ -133,6 +220,7 @@ void cg_export(Cg *g, Function *f) {
   LLVMBuildRet(g->b, rc);
 
   LLVMPositionBuilderAtEnd(g->b, run);
+  check_derived(g, f, fn, symv, syms, nsyms);
   LLVMValueRef *bargs = xmalloc(sizeof(LLVMValueRef) * (size_t)(nargs + nsyms + 1));
   for (int k = 0; k < nargs; k++) /* sg_tensor.data is the first field */
     bargs[k] = LLVMBuildLoad2(g->b, g->ptr, LLVMGetParam(fn, (unsigned)k), "");

@@ -1,5 +1,5 @@
 /* One element of every elementwise operation: the scalar lowering column of
- * the op table. Values are float, double or i1 (bool) in registers; the
+ * the op table. Values are float, double, i32 or i1 (bool) in registers; the
  * fused loops of cg_func.c call cg_elem once per op per element, and LLVM's
  * loop vectorizer widens the result. Transcendentals come from cg_math.c as
  * plain arithmetic, never a libm call, so those loops vectorize too. */
@@ -38,43 +38,98 @@ static LLVMValueRef cmp(Cg *g, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef
   return LLVMBuildFCmp(g->b, p, a, b, "");
 }
 
-/* i32 operands (loop bounds and counters): wrapping two's-complement
- * arithmetic, signed comparisons. */
+/* A conversion between any two dtypes (to bool is not one). f32(i) is exact
+ * where the value fits; i32(x) rounds toward zero and saturates, NaN giving
+ * 0, which is exactly llvm.fptosi.sat. */
+static LLVMValueRef convert(Cg *g, const Inst *i, LLVMValueRef x) {
+  DType from = i->args[0]->type.dtype, to = i->type.dtype;
+  LLVMTypeRef t = cg_elem_type(g, to);
+  if (from == to)
+    return x;
+  if (from == DT_BOOL)
+    return to == DT_I32 ? LLVMBuildZExt(g->b, x, t, "") : LLVMBuildUIToFP(g->b, x, t, "");
+  if (from == DT_I32)
+    return LLVMBuildSIToFP(g->b, x, t, "");
+  if (to == DT_I32) {
+    const char *name = "llvm.fptosi.sat";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef tys[2] = {t, LLVMTypeOf(x)};
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, tys, 2);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, tys, 2);
+    return LLVMBuildCall2(g->b, fty, fn, &x, 1, "");
+  }
+  return to == DT_F64 ? LLVMBuildFPExt(g->b, x, t, "") : LLVMBuildFPTrunc(g->b, x, t, "");
+}
+
+/* i32 arithmetic wraps (no nsw): two's complement, as section 5 says. */
 static LLVMValueRef int_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   LLVMBuilderRef b = g->b;
+  LLVMValueRef zero = LLVMConstInt(g->i32, 0, 0);
   switch (i->op) {
-  case OP_neg: return LLVMBuildNeg(b, a[0], "");
-  case OP_add: return LLVMBuildAdd(b, a[0], a[1], "");
-  case OP_sub: return LLVMBuildSub(b, a[0], a[1], "");
-  case OP_mul: return LLVMBuildMul(b, a[0], a[1], "");
-  case OP_maximum: return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, a[0], a[1], ""), a[0], a[1], "");
-  case OP_minimum: return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], a[1], ""), a[0], a[1], "");
-  case OP_lt: return LLVMBuildICmp(b, LLVMIntSLT, a[0], a[1], "");
-  case OP_le: return LLVMBuildICmp(b, LLVMIntSLE, a[0], a[1], "");
-  case OP_gt: return LLVMBuildICmp(b, LLVMIntSGT, a[0], a[1], "");
-  case OP_ge: return LLVMBuildICmp(b, LLVMIntSGE, a[0], a[1], "");
-  case OP_eq: return LLVMBuildICmp(b, LLVMIntEQ, a[0], a[1], "");
-  case OP_ne: return LLVMBuildICmp(b, LLVMIntNE, a[0], a[1], "");
-  case OP_stop_gradient: return a[0];
-  default: die("%s has no i32 form", ir_ops[i->op].name);
+  case OP_neg:
+    return LLVMBuildSub(b, zero, a[0], "");
+  case OP_abs: /* abs(INT_MIN) wraps to INT_MIN */
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], zero, ""),
+                           LLVMBuildSub(b, zero, a[0], ""), a[0], "");
+  case OP_sign: {
+    LLVMValueRef pos = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, a[0], zero, ""), g->i32, "");
+    LLVMValueRef neg = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, a[0], zero, ""), g->i32, "");
+    return LLVMBuildSub(b, pos, neg, "");
+  }
+  case OP_stop_gradient:
+    return a[0];
+  case OP_add:
+    return LLVMBuildAdd(b, a[0], a[1], "");
+  case OP_sub:
+    return LLVMBuildSub(b, a[0], a[1], "");
+  case OP_mul:
+    return LLVMBuildMul(b, a[0], a[1], "");
+  case OP_maximum:
+    return cg_intrinsic(g, "llvm.smax", g->i32, a, 2);
+  case OP_minimum:
+    return cg_intrinsic(g, "llvm.smin", g->i32, a, 2);
+  case OP_lt:
+    return LLVMBuildICmp(b, LLVMIntSLT, a[0], a[1], "");
+  case OP_le:
+    return LLVMBuildICmp(b, LLVMIntSLE, a[0], a[1], "");
+  case OP_gt:
+    return LLVMBuildICmp(b, LLVMIntSGT, a[0], a[1], "");
+  case OP_ge:
+    return LLVMBuildICmp(b, LLVMIntSGE, a[0], a[1], "");
+  case OP_eq:
+    return LLVMBuildICmp(b, LLVMIntEQ, a[0], a[1], "");
+  case OP_ne:
+    return LLVMBuildICmp(b, LLVMIntNE, a[0], a[1], "");
+  default:
+    die("%s has no i32 form", ir_ops[i->op].name);
   }
 }
 
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   LLVMBuilderRef b = g->b;
-  if (i->op == OP_const && i->type.dtype == DT_I32)
-    return LLVMConstInt(g->i32, (unsigned long long)(int64_t)i->num, 1);
-  if (i->op == OP_convert && i->args[0]->type.dtype == DT_I32)
-    return LLVMBuildSIToFP(b, a[0], cg_elem_type(g, i->type.dtype), "");
-  if (i->op == OP_convert && i->type.dtype == DT_I32) /* a weak integer literal */
-    return LLVMBuildFPToSI(b, a[0], g->i32, "");
-  if (i->op != OP_select && i->nargs > 0 && i->args[0]->type.dtype == DT_I32)
-    return int_elem(g, i, a);
   LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-  LLVMValueRef zero = i->type.dtype == DT_BOOL ? NULL : fconst(t, 0);
+  LLVMValueRef zero = ir_is_float(i->type.dtype) ? fconst(t, 0) : NULL;
   switch (i->op) {
   case OP_const:
+    if (i->type.dtype == DT_I32)
+      return LLVMConstInt(g->i32, (unsigned long long)(int64_t)i->num, 1);
     return fconst(t, i->num);
+  case OP_convert:
+    return convert(g, i, a[0]);
+  case OP_select:
+    return LLVMBuildSelect(b, a[0], a[1], a[2], "");
+  case OP_and:
+    return LLVMBuildAnd(b, a[0], a[1], "");
+  case OP_or:
+    return LLVMBuildOr(b, a[0], a[1], "");
+  case OP_not:
+    return LLVMBuildNot(b, a[0], "");
+  default:
+    break;
+  }
+  if (i->nargs > 0 && i->args[0]->type.dtype == DT_I32)
+    return int_elem(g, i, a);
+  switch (i->op) {
   case OP_neg:
     return LLVMBuildFNeg(b, a[0], "");
   case OP_exp:
@@ -115,9 +170,6 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
     return call1(g, "llvm.ceil", a[0]);
   case OP_round: /* half to even, as NumPy and JAX round */
     return call1(g, "llvm.roundeven", a[0]);
-  case OP_convert:
-    return i->type.dtype == DT_F64 ? LLVMBuildFPExt(b, a[0], t, "")
-                                   : LLVMBuildFPTrunc(b, a[0], t, "");
   case OP_stop_gradient:
     return a[0];
   case OP_add:
@@ -149,8 +201,6 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
     return cmp(g, LLVMRealOEQ, a[0], a[1]);
   case OP_ne:
     return cmp(g, LLVMRealUNE, a[0], a[1]);
-  case OP_select:
-    return LLVMBuildSelect(b, a[0], a[1], a[2], "");
   default:
     die("%s is not elementwise", ir_ops[i->op].name);
   }

@@ -117,13 +117,6 @@ static void loop_close(Body *B, Loop *L) {
 
 /* ---- evaluating one element ---- */
 
-/* An element position in a value of some shape: the per-axis indices, and
- * the row-major linear index once computed. rank < 0: linear only. */
-typedef struct Idx {
-  int rank;
-  LLVMValueRef i[IR_MAX_RANK];
-  LLVMValueRef lin;
-} Idx;
 
 static LLVMValueRef lin_of(Body *B, Idx *x, const Type *t) {
   if (x->lin)
@@ -141,6 +134,8 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
   Cg *g = B->g;
   switch (v->op) {
   case OP_count:
+    if (v->type.dtype == DT_I32) /* a size as a value */
+      return LLVMBuildTrunc(g->b, numel(B, &v->attr, 0, v->attr.rank), g->i32, "");
     return LLVMBuildSIToFP(g->b, numel(B, &v->attr, 0, v->attr.rank),
                            cg_elem_type(g, v->type.dtype), "");
   case OP_broadcast: {
@@ -164,6 +159,11 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
     Idx y = {-1, {0}, lin_of(B, x, &v->type)};
     return eval(B, v->args[0], &y);
   }
+  case OP_gather:
+  case OP_take_along:
+  case OP_slice:
+  case OP_unslice:
+    return cg_index_elem(B, v, x);
   default:
     break;
   }
@@ -172,6 +172,8 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
   LLVMValueRef args[3];
   for (int k = 0; k < v->nargs; k++)
     args[k] = eval(B, v->args[k], x);
+  if (v->op == OP_idiv || v->op == OP_mod)
+    return cg_int_divide(B, v, args[0], args[1]);
   return cg_elem(g, v, args);
 }
 
@@ -295,10 +297,18 @@ static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
 }
 
 static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
+  if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind) /* i32: max of nothing is INT32_MIN */
+    return LLVMConstInt(t, (unsigned long long)(op == OP_sum ? 0 : op == OP_max ? INT32_MIN : INT32_MAX), 1);
   return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
 }
 
 static LLVMValueRef combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
+  if (LLVMGetTypeKind(LLVMTypeOf(acc)) == LLVMIntegerTypeKind) { /* i32, wrapping */
+    if (op == OP_sum)
+      return LLVMBuildAdd(g->b, acc, x, "");
+    LLVMValueRef a[2] = {acc, x};
+    return cg_intrinsic(g, op == OP_max ? "llvm.smax" : "llvm.smin", LLVMTypeOf(acc), a, 2);
+  }
   if (op == OP_sum) {
     /* Reassociation lets the vectorizer keep several partial sums. */
     LLVMValueRef r = LLVMBuildFAdd(g->b, acc, x, "");
@@ -447,6 +457,34 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulat
   LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
                            m, n, k, a, lda, b, ldb, out, n, LLVMConstInt(g->i32, accumulate, 0)};
   LLVMBuildCall2(g->b, fty, fn, args, 12, "");
+}
+
+/* ---- for cg_data.c ---- */
+
+LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
+LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
+LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
+LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t) { return lin_of(B, x, t); }
+LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin) {
+  Inst tmp = {.type = ir_scalar(dt)};
+  return load_elem(B, &tmp, buf, lin);
+}
+void cg_store(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LLVMValueRef x) {
+  store_elem(B, dt, buf, lin, x);
+}
+void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx) {
+  x->rank = t->rank;
+  x->lin = NULL;
+  loop_nest(B, t, 0, t->rank, x, body, ctx);
+}
+LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop) {
+  Loop *L = xmalloc(sizeof *L);
+  *loop = L;
+  return loop_open(B, n, L);
+}
+void cg_loop_end(Body *B, void *loop) {
+  loop_close(B, loop);
+  free(loop);
 }
 
 /* ---- deciding memory ---- */
@@ -830,6 +868,17 @@ LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, in
 
 LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t) { return entry_alloca(B, t); }
 
+void cg_fail_exit(Body *B, LLVMValueRef code) {
+  Cg *g = B->g;
+  cg_region_finish(B);
+  if (B->temps) {
+    LLVMTypeRef fty;
+    LLVMValueRef fr = declare_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
+    LLVMBuildCall2(g->b, fty, fr, &B->temps, 1, "");
+  }
+  LLVMBuildRet(g->b, code);
+}
+
 LLVMValueRef cg_bytes(Body *B, const Type *t) {
   return mul64(B->g, numel(B, t, 0, t->rank), i64c(B->g, cg_elem_size(t->dtype)));
 }
@@ -885,6 +934,8 @@ void cg_emit_block(Body *B, Inst *first) {
       continue;
     if (ir_ops[i->op].shape == SH_MATMUL)
       emit_matmul(B, i, s->buf, false);
+    else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
+      cg_emit_scatter(B, i, s->buf);
     else if (ir_ops[i->op].shape == SH_REDUCE)
       emit_reduce(B, i, s->buf);
     else
@@ -907,7 +958,9 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
 
   int n = ir_renumber(f);
-  Body B = {g, f, fn, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  Body B = {.g = g, .f = f, .fn = fn};
+  for (Inst *i = f->first; i && !B.no_par; i = ir_walk_next(i))
+    B.no_par = ir_ops[i->op].flags & F_FAILS;
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
@@ -925,8 +978,12 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   plan(&B);
   form_groups(&B, n);
 
-  /* Results computed straight into the caller's buffers. */
-  for (int k = 0; k < f->nresults; k++) {
+  /* Results computed straight into the caller's buffers, unless the body
+   * can fail midway (then they are copied out at the end). */
+  bool may_fail = false;
+  for (Inst *i = f->first; i; i = i->next)
+    may_fail |= (ir_ops[i->op].flags & F_FAILS) != 0;
+  for (int k = 0; k < f->nresults && !may_fail; k++) {
     Inst *v = f->results[k];
     Slot *s = slot(&B, v);
     bool computes = v->op != OP_param && v->op != OP_reshape;
@@ -1004,7 +1061,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
-  cg_region_fail_block(&B);
+  cg_region_free(&B);
   free(B.rg);
   cg_debug_end(g);
   free(B.symv);

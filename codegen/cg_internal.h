@@ -56,9 +56,10 @@ typedef struct Body {
   Slot *pslot;         /* by parameter index */
   RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
-  LLVMBasicBlockRef fail; /* out of memory for a tape (cg_region.c); NULL if unused */
-  LLVMValueRef fail_bytes; /* alloca: how many bytes were asked for */
   Par *par;            /* the parallel loop being generated, or NULL */
+  bool no_par;         /* the body has checks that can fail (cg_data.c): no
+                          loop of it runs on the pool, whose chunks cannot
+                          leave the function early */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -84,6 +85,10 @@ LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t);
 LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in memory */
 LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
                    LLVMTypeRef *fty);                          /* a runtime function */
+/* Leave the function early with error `code` (the message already set):
+ * frees the loop tapes, hands the temporaries back, returns code. Emitted
+ * at each failure site, so that cg_split.c can still cut the body. */
+void cg_fail_exit(Body *B, LLVMValueRef code);
 
 /* ---- cg_region.c: for, while, if, unloop ---- */
 void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and results */
@@ -91,9 +96,42 @@ void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and result
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total);
 void cg_region_bind(Body *B, Inst *op, LLVMValueRef base);
 void cg_region_emit(Body *B, Inst *op);
-void cg_region_finish(Body *B);            /* at the return: free the tapes */
-void cg_region_fail_block(Body *B);        /* fill in the out-of-memory exit if used */
+void cg_region_finish(Body *B);            /* at every return: free the tapes */
+void cg_region_free(Body *B);              /* sgc's own memory for them */
 
+/* ---- cg_func.c, for cg_data.c ---- */
+/* An element position in a value of some shape: the per-axis indices, and
+ * the row-major linear index once computed. rank < 0: linear only. */
+typedef struct Idx {
+  int rank;
+  LLVMValueRef i[IR_MAX_RANK];
+  LLVMValueRef lin;
+} Idx;
+LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
+LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
+LLVMValueRef cg_numel(Body *B, const Type *t);
+LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
+LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin);
+void cg_store(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LLVMValueRef x);
+typedef void CgLoopBody(Body *B, Idx *x, void *ctx);
+/* Loops over every position of t (x->i filled), `body` inside. */
+void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
+/* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */
+LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
+void cg_loop_end(Body *B, void *loop);
+
+/* ---- cg_data.c ---- */
+/* Element x of gather, take_along, slice or unslice (index maps). */
+LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
+/* scatter_add and scatter_along into out (zeroed first). */
+void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
+/* Branch to the function's failure exit when `bad` holds, after calling
+ * the runtime's `rt` (which sets the message; its arguments follow the
+ * function name and "file.sg:LINE" of `at`). */
+void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
+                int nargs);
+/* a // b and a % b on i32 (Python's floor rules); b == 0 fails. */
+LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b);
 /* ---- cg_debug.c: -g (each does nothing without it) ---- */
 void cg_debug_begin(Cg *g, const char *path, bool optimized);
 /* fn (just added) is f's code: give it a subprogram and the builder f's line. */

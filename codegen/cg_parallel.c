@@ -81,8 +81,8 @@ LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
 }
 
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
-  if (B->par)
-    return NULL; /* already inside a parallel loop */
+  if (B->par || B->no_par)
+    return NULL; /* already inside a parallel loop, or it could fail */
   if (LLVMIsAConstantInt(n))
     return LLVMConstIntGetSExtValue(n) < 2 * PAR_CHUNK ? NULL : LLVMConstInt(B->g->i1, 1, 0);
   return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, 2 * PAR_CHUNK, 1), "big");

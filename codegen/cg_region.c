@@ -200,14 +200,6 @@ static void bind_results(Body *B, Inst *op, RegionCg *R) {
   free(res);
 }
 
-static LLVMBasicBlockRef fail_block(Body *B) {
-  if (!B->fail) {
-    B->fail = LLVMAppendBasicBlockInContext(B->g->ctx, B->fn, "tape_nomem");
-    B->fail_bytes = cg_entry_alloca(B, B->g->i64);
-  }
-  return B->fail;
-}
-
 /* Taped: append the state entering this iteration to the tape. */
 static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   Cg *g = B->g;
@@ -217,10 +209,13 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   LLVMValueRef push = cg_rt(g, "sg_rt_tape_push", g->ptr, ps, 2, &fty);
   LLVMValueRef args[2] = {R->tape, R->stride};
   LLVMValueRef at = LLVMBuildCall2(g->b, fty, push, args, 2, "slot");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "tape_nomem");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "recorded");
-  LLVMBasicBlockRef bad = fail_block(B);
-  LLVMBuildStore(g->b, R->stride, B->fail_bytes);
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, at, ""), bad, ok);
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
+  LLVMValueRef fargs[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), R->stride};
+  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 2, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
   for (int k = 0; k < nc; k++) {
     LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->coff[k], 1, "");
@@ -397,22 +392,7 @@ static void free_tapes(Body *B) {
 
 void cg_region_finish(Body *B) { free_tapes(B); }
 
-void cg_region_fail_block(Body *B) {
-  Cg *g = B->g;
-  if (B->fail) {
-    LLVMPositionBuilderAtEnd(g->b, B->fail);
-    free_tapes(B);
-    LLVMTypeRef fty;
-    if (B->temps) {
-      LLVMValueRef fr = cg_rt(g, "sg_rt_free", g->vd, &g->ptr, 1, &fty);
-      LLVMBuildCall2(g->b, fty, fr, &B->temps, 1, "");
-    }
-    LLVMTypeRef ps[2] = {g->ptr, g->i64};
-    LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
-    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"),
-                            LLVMBuildLoad2(g->b, g->i64, B->fail_bytes, "")};
-    LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
-  }
+void cg_region_free(Body *B) {
   for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
     RegionCg *R = i->nregions ? B->rg[i->id] : NULL;
     if (R) {

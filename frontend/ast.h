@@ -12,14 +12,17 @@
 
 #include "../ir/util.h"
 
-typedef enum { AST_F32 = 1, AST_F64 = 2 } AstDType;
+typedef enum { AST_F32 = 1, AST_F64 = 2, AST_I32 = 3, AST_BOOL = 4 } AstDType; /* = DType */
 
-/* One dimension of a type or of a shape list `[2, n]`. */
+/* One dimension of a type or of a shape list `[2, n]`: a literal, a name,
+ * or (v2) a size expression `lhs op rhs` with op '+', '-' or '*'. */
 typedef struct AstDim {
-  Loc loc;
+  Loc loc;          /* for an expression: its operator */
   const char *name; /* symbolic size, or NULL for a literal */
   int64_t size;     /* the literal size when name is NULL */
   bool bad;         /* the literal was not a non-negative integer */
+  char op;          /* 0 for a literal or a name */
+  struct AstDim *lhs, *rhs;
   struct AstDim *next;
 } AstDim;
 
@@ -35,19 +38,32 @@ typedef struct AstType {
 typedef enum {
   EX_NUMBER, /* 0.5: `num`, `text` the spelling */
   EX_NAME,   /* x: `name` */
-  EX_DTYPE,  /* f32 or f64 used as a callee, f64(x): `dtype` */
+  EX_DTYPE,  /* a dtype used as a callee, f64(x): `dtype` */
   EX_SHAPE,  /* [2, n]: `dims`, `ndims` */
   EX_NEG,    /* -lhs */
+  EX_NOT,    /* !lhs */
   EX_BINARY, /* lhs op rhs */
   EX_CALL,   /* callee(args) */
+  EX_TUPLE,  /* (a, b): `args` (only after return, several results) */
+  EX_INDEX,  /* lhs[index, ...]: `index`, `nindex` */
 } ExprKind;
 
 typedef enum {
   BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MATMUL, BIN_POW,
   BIN_LT, BIN_LE, BIN_GT, BIN_GE, BIN_EQ, BIN_NE,
+  BIN_IDIV, BIN_MOD, BIN_AND, BIN_OR,
 } BinOp;
 
 typedef struct Expr Expr;
+
+/* One index of x[...]: a position or tensor (`pos`), or a slice lo:hi
+ * (either may be NULL: 0, and the axis size). */
+typedef struct Index {
+  Loc loc;
+  bool slice;
+  Expr *pos, *lo, *hi;
+  struct Index *next;
+} Index;
 
 /* A call argument; `kw` is the keyword of `axis=1`, NULL if positional. */
 typedef struct Arg {
@@ -65,13 +81,15 @@ struct Expr {
   const char *name; /* EX_NAME */
   AstDType dtype;   /* EX_DTYPE */
   BinOp op;         /* EX_BINARY */
-  Expr *lhs, *rhs;  /* EX_NEG (lhs only), EX_BINARY */
+  Expr *lhs, *rhs;  /* EX_NEG, EX_NOT (lhs only), EX_BINARY */
   Expr *callee;     /* EX_CALL */
-  Arg *args;        /* EX_CALL */
+  Arg *args;        /* EX_CALL, EX_TUPLE (the elements) */
   int nargs;
   AstDim *dims;     /* EX_SHAPE */
   int ndims;
   int depth;        /* 1 + the deepest operand's depth */
+  Index *index;     /* EX_INDEX */
+  int nindex;
 };
 
 /* The deepest expression the parser accepts. The checker and the lowering
@@ -96,8 +114,13 @@ typedef struct Stmt {
   Loc loc;          /* the keyword; ST_ASSIGN: the operator */
   const char *name; /* ST_LET, ST_VAR, ST_ASSIGN */
   Loc name_loc;
+  Arg *names;       /* ST_LET of several names, `let (a, b) = f(x);`: kw holds each
+                       name, loc its place; name is then NULL */
+  int nnames;
   AstType *type;    /* ST_LET, ST_VAR: optional annotation, else NULL */
   bool compound;    /* ST_ASSIGN: `op=`, with op in `op` */
+  Index *index;     /* ST_ASSIGN to v[...]: the indices (v2), else NULL */
+  int nindex;
   BinOp op;
   Expr *value;
   Expr *hi;           /* ST_FOR: the upper bound */
@@ -122,7 +145,9 @@ typedef struct Func {
   const char *name;
   Param *params;
   int nparams;
-  AstType ret;
+  AstType ret;      /* the (first) result type */
+  AstType *rets;    /* v2: all result types, `-> (f32, f32[n])` */
+  int nrets;
   Stmt *body;
   struct Func *next;
 } Func;

@@ -20,9 +20,9 @@
 #include <string.h>
 
 typedef struct Val {
-  Inst *v;     /* NULL: an error was already reported; stay quiet */
-  bool weak;   /* a literal (or made only of literals): dtype not fixed */
-  bool intlit; /* weak and made only of integer literals (may become i32) */
+  Inst *v;   /* NULL: an error was already reported; stay quiet */
+  bool weak; /* a literal (or made only of literals): dtype not fixed */
+  bool integral; /* weak and made only of integer literals: may meet i32 */
 } Val;
 
 /* What a name is bound to. Assignment rebinds a `var` in place: the
@@ -58,7 +58,7 @@ typedef struct Ctx {
   Binding *scope;
 } Ctx;
 
-static const Val BAD = {NULL, false, false};
+static const Val BAD = {.v = NULL};
 
 #define ERR(c, loc, ...) diag_error((c)->d, (loc), __VA_ARGS__)
 
@@ -101,7 +101,7 @@ static void add_fn(Ctx *c, Func *f) {
 
 typedef enum {
   B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
-  B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD,
+  B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD, B_TAKE, B_TAKE_ALONG,
 } BuiltinKind;
 
 static const struct Builtin {
@@ -126,6 +126,7 @@ static const struct Builtin {
     {"reshape", B_RESHAPE, OP_reshape}, {"broadcast", B_BROADCAST, OP_broadcast},
     {"zeros_like", B_ZEROS, OP_const}, {"ones_like", B_ONES, OP_const},
     {"stop_gradient", B_STOP, OP_stop_gradient}, {"grad", B_GRAD, OP_grad},
+    {"take", B_TAKE, OP_gather}, {"take_along_axis", B_TAKE_ALONG, OP_take_along},
 };
 
 static const struct Builtin *find_builtin(const char *name) {
@@ -146,6 +147,37 @@ static bool sym_bound(Ctx *c, int sym) {
   return false;
 }
 
+/* The polynomial of a size expression; its names must be bound. */
+static bool size_poly(Ctx *c, AstDim *d, SizePoly *out) {
+  if (d->bad) {
+    ERR(c, d->loc, "sizes must be non-negative integers");
+    return false;
+  }
+  if (!d->op && !d->name) {
+    *out = ir_poly_const(d->size);
+    return true;
+  }
+  if (!d->op) {
+    int s = ir_sym(c->m, d->name);
+    if (!sym_bound(c, s)) {
+      ERR(c, d->loc, "size '%s' is not bound by any parameter of '%s'", d->name,
+          c->cur->ast->name);
+      return false;
+    }
+    *out = ir_poly_of(c->m, (Dim){0, s});
+    return true;
+  }
+  SizePoly a, b;
+  if (!size_poly(c, d->lhs, &a) || !size_poly(c, d->rhs, &b))
+    return false;
+  bool ok = d->op == '*' ? ir_poly_mul(c->m, &a, &b, out)
+                         : ir_poly_add(c->m, &a, &b, d->op == '+' ? 1 : -1, out);
+  if (!ok)
+    ERR(c, d->loc, "this size expression is too large (more than %d terms, a degree above %d, "
+                   "or coefficients beyond 64 bits)", IR_POLY_TERMS, IR_POLY_DEGREE);
+  return ok;
+}
+
 /* Dims of a type or shape list. `bind`: names are introduced (parameter
  * types); otherwise each must be bound by a parameter of the function. */
 static bool lower_dims(Ctx *c, AstDim *dims, int n, Loc loc, bool bind, Type *t) {
@@ -156,7 +188,22 @@ static bool lower_dims(Ctx *c, AstDim *dims, int n, Loc loc, bool bind, Type *t)
   t->rank = n;
   int k = 0;
   for (AstDim *d = dims; d; d = d->next, k++) {
-    if (d->name) {
+    if (d->op) {
+      if (bind) {
+        ERR(c, d->loc, "parameter types use only literal sizes and plain names; give the "
+                       "parameter its own size name");
+        return false;
+      }
+      SizePoly p;
+      if (!size_poly(c, d, &p))
+        return false;
+      Dim r = ir_poly_dim(c->m, &p);
+      if (r.sym < 0 && r.size < 0) {
+        ERR(c, d->loc, "this size is %lld: sizes cannot be negative", (long long)r.size);
+        return false;
+      }
+      t->dim[k] = r;
+    } else if (d->name) {
       int s = ir_sym(c->m, d->name);
       if (!bind && !sym_bound(c, s)) {
         ERR(c, d->loc, "size '%s' is not bound by any parameter of '%s'", d->name,
@@ -175,10 +222,31 @@ static bool lower_dims(Ctx *c, AstDim *dims, int n, Loc loc, bool bind, Type *t)
   return true;
 }
 
+/* The size `name` of the current function, or -1 if it is not one. */
+static int size_sym(Ctx *c, const char *name) {
+  for (int s = 0; s < c->m->nsyms; s++)
+    if (strcmp(c->m->syms[s], name) == 0)
+      return sym_bound(c, s) ? s : -1;
+  return -1;
+}
+
+/* The i32 scalar holding size `name`, or NULL if it is not a size. */
+static Inst *size_value(Ctx *c, const char *name) {
+  int s = size_sym(c, name);
+  if (s < 0)
+    return NULL;
+  Type t = ir_scalar(DT_I32);
+  t.rank = 1;
+  t.dim[0] = (Dim){0, s};
+  return ir_count(&c->b, &t, 1u, DT_I32);
+}
+
 static bool lower_type(Ctx *c, AstType *at, bool bind, Type *t) {
-  *t = ir_scalar(at->dtype == AST_F64 ? DT_F64 : DT_F32);
+  *t = ir_scalar((DType)at->dtype);
   return lower_dims(c, at->dims, at->rank, at->loc, bind, t);
 }
+
+static const char *dtype_word(AstDType dt) { return ir_dtype_name((DType)dt); }
 
 /* ---- values ---- */
 
@@ -189,44 +257,63 @@ static Val concrete(Ctx *c, Val x, DType dt) {
     return x;
   Inst *v = x.v;
   if (v->op == OP_const)
-    return (Val){ir_const(&c->b, dt, v->num), false, false};
+    return (Val){.v = ir_const(&c->b, dt, dt == DT_I32 ? trunc(v->num) : v->num), .weak = false};
   if (v->op == OP_broadcast && v->args[0]->op == OP_const) {
     Inst *k = ir_const(&c->b, dt, v->args[0]->num);
-    return (Val){ir_broadcast(&c->b, k, &v->type), false, false};
+    return (Val){.v = ir_broadcast(&c->b, k, &v->type), .weak = false};
   }
-  return (Val){ir_convert(&c->b, v, dt), false, false};
+  return (Val){.v = ir_convert(&c->b, v, dt), .weak = false};
 }
 
 static bool not_bool(Ctx *c, Val x, Loc loc) {
   if (x.v && x.v->type.dtype == DT_BOOL) {
-    ERR(c, loc, "a comparison result (bool) can only be the condition of select()");
+    ERR(c, loc, "a bool value can only be combined with &&, || and !, be the condition of "
+                "select(), or be converted with f32(c), f64(c) or i32(c)");
     return false;
   }
   return true;
 }
 
-/* Make two operands agree on a dtype: weak takes the other's; f32 and f64
- * never mix implicitly (section 5). */
+/* A weak value may take dtype dt: a literal with a '.' or an exponent is
+ * never an i32 (section 3). */
+static bool weak_fits(Ctx *c, Val x, DType dt, Loc loc) {
+  if (!x.weak || x.integral || dt != DT_I32)
+    return true;
+  ERR(c, loc, "a number with a '.' or an exponent cannot be an i32; write an integer, or "
+              "convert the other side with f32(x) or f64(x)");
+  return false;
+}
+
+/* Make two operands agree on a dtype: weak takes the other's; f32, f64 and
+ * i32 never mix implicitly (section 5). */
 static bool unify_dtypes(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
   if (!a->v || !b->v || !not_bool(c, *a, loc) || !not_bool(c, *b, loc))
     return false;
-  if ((a->weak && !a->intlit && !b->weak && b->v->type.dtype == DT_I32) ||
-      (b->weak && !b->intlit && !a->weak && a->v->type.dtype == DT_I32)) {
-    ERR(c, loc, "a number with '.' or an exponent cannot be i32 in %s; convert the i32 side "
-                "with f32(x)", what);
-    return false;
-  }
-  if (a->weak && !b->weak)
+  if (a->weak && !b->weak) {
+    if (!weak_fits(c, *a, b->v->type.dtype, loc))
+      return false;
     *a = concrete(c, *a, b->v->type.dtype);
-  else if (b->weak && !a->weak)
+  } else if (b->weak && !a->weak) {
+    if (!weak_fits(c, *b, a->v->type.dtype, loc))
+      return false;
     *b = concrete(c, *b, a->v->type.dtype);
+  }
   DType da = a->v->type.dtype, db = b->v->type.dtype;
   if (da != db) {
-    if (da == DT_I32 || db == DT_I32)
-      ERR(c, loc, "cannot mix %s and %s in %s; convert the i32 side with %s(x)",
-          ir_dtype_name(da), ir_dtype_name(db), what, ir_dtype_name(da == DT_I32 ? db : da));
-    else
+    if (ir_is_float(da) && ir_is_float(db))
       ERR(c, loc, "cannot mix f32 and f64 in %s; convert one side with f64(x) or f32(x)", what);
+    else
+      ERR(c, loc, "cannot mix %s and %s in %s; convert one side with %s(x) or %s(x)",
+          ir_dtype_name(da), ir_dtype_name(db), what, ir_dtype_name(db), ir_dtype_name(da));
+    return false;
+  }
+  return true;
+}
+
+/* Operations that need float operands reject i32 with a hint. */
+static bool need_float(Ctx *c, Val x, Loc loc, const char *what) {
+  if (x.v && x.v->type.dtype == DT_I32) {
+    ERR(c, loc, "%s needs a float operand, not i32; convert it with f32(x) or f64(x)", what);
     return false;
   }
   return true;
@@ -267,13 +354,53 @@ static bool broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
 }
 
 static Val elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
-  if (!unify_dtypes(c, &a, &b, loc, what) || !broadcast_pair(c, &a, &b, loc, what))
+  if (!unify_dtypes(c, &a, &b, loc, what))
     return BAD;
-  bool ints = a.intlit && b.intlit && (op == OP_add || op == OP_sub || op == OP_mul);
-  return (Val){ir_binary(&c->b, op, a.v, b.v), a.weak && b.weak, ints};
+  if (a.v->type.dtype == DT_I32 && !(ir_ops[op].flags & F_INT)) {
+    if (op == OP_div)
+      ERR(c, loc, "'/' is not defined on i32; use '//' for floor division, or convert with "
+                  "f32(x) or f64(x)");
+    else
+      ERR(c, loc, "%s needs float operands, not i32; convert them with f32(x) or f64(x)", what);
+    return BAD;
+  }
+  if (ir_is_float(a.v->type.dtype) && (ir_ops[op].flags & F_INTONLY)) {
+    ERR(c, loc, "%s needs i32 operands, not %s%s", what, ir_dtype_name(a.v->type.dtype),
+        op == OP_idiv ? "; for floats write floor(a / b)" : "");
+    return BAD;
+  }
+  if (!broadcast_pair(c, &a, &b, loc, what))
+    return BAD;
+  bool integral = a.integral && b.integral && (op == OP_add || op == OP_sub || op == OP_mul);
+  return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = a.weak && b.weak, .integral = integral};
+}
+
+/* a // b and a % b. Two integer literals fold (Python's rules, a weak
+ * result); other weak integral operands become i32. */
+static Val lower_intdiv(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
+  if (a.weak && b.weak && a.integral && b.integral) {
+    if (a.v->op == OP_const && b.v->op == OP_const) {
+      double x = a.v->num, y = b.v->num;
+      if (y == 0) {
+        ERR(c, loc, "integer division by zero");
+        return BAD;
+      }
+      double q = floor(x / y), r = x - q * y;
+      return (Val){.v = ir_const(&c->b, DT_F64, op == OP_idiv ? q : r), .weak = true, .integral = true};
+    }
+    a = concrete(c, a, DT_I32);
+    b = concrete(c, b, DT_I32);
+  }
+  if (a.weak && b.weak) {
+    ERR(c, loc, "%s needs i32 operands, not numbers with a '.' or an exponent", what);
+    return BAD;
+  }
+  return elementwise2(c, op, a, b, loc, what);
 }
 
 static Val lower_expr(Ctx *c, Expr *e);
+static Val lower_take(Ctx *c, Expr *call, const struct Builtin *bi);
+static Val lower_index(Ctx *c, Expr *e);
 
 /* ---- calls ---- */
 
@@ -370,6 +497,8 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   Val x = value_arg(c, nth_positional(call, 0)->value);
   if (!x.v || !not_bool(c, x, call->loc))
     return BAD;
+  if (bi->kind == B_MEAN && !need_float(c, x, call->loc, "'mean'"))
+    return BAD;
   int rank = x.v->type.rank;
   unsigned axes = (1u << rank) - 1;
   Arg *ax = keyword(call, "axis");
@@ -397,7 +526,7 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
     Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
     r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
   }
-  return (Val){r, x.weak, false};
+  return (Val){.v = r, .weak = x.weak};
 }
 
 /* reshape(x, [dims]) / broadcast(x, [dims]) / transpose(x, [perm]) */
@@ -435,7 +564,7 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
       unsigned seen = 0;
       int k = 0;
       for (AstDim *d = list->dims; d; d = d->next, k++) {
-        if (d->name || d->bad || d->size >= xt->rank || (seen & (1u << d->size))) {
+        if (d->name || d->op || d->bad || d->size >= xt->rank || (seen & (1u << d->size))) {
           ERR(c, d->loc, "transpose needs a permutation of the axes 0 to %d", xt->rank - 1);
           return BAD;
         }
@@ -443,24 +572,24 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
         perm[k] = (int)d->size;
       }
     }
-    return (Val){xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), x.weak, false};
+    return (Val){.v = xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), .weak = x.weak};
   }
   Type to = ir_scalar(xt->dtype);
   if (!lower_dims(c, list->dims, list->ndims, list->loc, false, &to))
     return BAD;
   if (bi->kind == B_RESHAPE) {
-    if (!ir_reshape_ok(xt, &to)) {
+    if (!ir_reshape_ok(c->m, xt, &to)) {
       ERR(c, call->loc, "cannot reshape %s to %s: the number of elements differs", dstr(c, xt),
           dstr(c, &to));
       return BAD;
     }
-    return (Val){ir_reshape(&c->b, x.v, &to), x.weak, false};
+    return (Val){.v = ir_reshape(&c->b, x.v, &to), .weak = x.weak};
   }
   if (!ir_can_broadcast_to(xt, &to)) {
     ERR(c, call->loc, "cannot broadcast %s to %s", dstr(c, xt), dstr(c, &to));
     return BAD;
   }
-  return (Val){ir_broadcast(&c->b, x.v, &to), x.weak, false};
+  return (Val){.v = ir_broadcast(&c->b, x.v, &to), .weak = x.weak};
 }
 
 /* Bind the callee's sizes to the caller's, argument by argument. */
@@ -474,6 +603,10 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
     Inst *p = callee->params[k];
     Loc loc = nth_positional(call, k)->value->loc;
     if (!args[k].v || !not_bool(c, args[k], loc)) {
+      ok = false;
+      continue;
+    }
+    if (!weak_fits(c, args[k], p->type.dtype, loc)) {
       ok = false;
       continue;
     }
@@ -528,20 +661,23 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
   return ok;
 }
 
-static Type subst_type(const Type *t, const Dim *map) {
+static Type subst_type(Module *m, const Type *t, const Dim *map) {
   Type r = *t;
   for (int j = 0; j < t->rank; j++)
-    if (t->dim[j].sym >= 0)
-      r.dim[j] = map[t->dim[j].sym];
+    if (!ir_subst_dim(m, t->dim[j], map, &r.dim[j]))
+      die("size expression too large after substitution");
   return r;
 }
 
 /* f(args) for a user function, or grad(f, wrt=p)(args) when wrt >= 0. */
-static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
+/* f(args) for a user function: one `call` per result wanted (result k is
+ * call {result=k}; inlining makes them one copy again, through CSE), into
+ * outs[0..nouts); or grad(f, wrt=p)(args) when wrt >= 0. */
+static bool lower_user_call_n(Ctx *c, Expr *call, FnInfo *fn, int wrt, Val *outs, int nouts) {
   if (!check_arity(c, call, fn->ast->name, fn->ast->nparams, fn->ast->nparams, NULL))
-    return BAD;
+    return false;
   if (!fn->sig_ok)
-    return BAD;
+    return false;
   int n = fn->ast->nparams;
   Val *args = ARENA_ARRAY(c->m->arena, Val, n > 0 ? n : 1);
   bool ok = true;
@@ -551,16 +687,31 @@ static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
   }
   Dim *map = ARENA_ARRAY(c->m->arena, Dim, c->m->nsyms + 1);
   if (!ok || !unify_call(c, call, fn, args, map))
-    return BAD;
+    return false;
   Inst **vs = ARENA_ARRAY(c->m->arena, Inst *, n > 0 ? n : 1);
   for (int k = 0; k < n; k++)
     vs[k] = args[k].v;
-  const Type *rt = wrt >= 0 ? &fn->ir->params[wrt]->type : &fn->ir->results[0]->type;
-  Type t = subst_type(rt, map);
-  Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
-  i->callee = fn->ir;
-  i->wrt = wrt;
-  return (Val){i, false, false};
+  for (int r = 0; r < nouts; r++) {
+    const Type *rt = wrt >= 0 ? &fn->ir->params[wrt]->type : &fn->ir->results[r]->type;
+    Type t = subst_type(c->m, rt, map);
+    Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
+    i->callee = fn->ir;
+    i->wrt = wrt >= 0 ? wrt : r;
+    outs[r] = (Val){.v = i, .weak = false};
+  }
+  return true;
+}
+
+static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
+  if (wrt < 0 && fn->ast->nrets > 1) {
+    ERR(c, call->loc, "'%s' returns %d results; bind them with let (a, b) = %s(...)",
+        fn->ast->name, fn->ast->nrets, fn->ast->name);
+    return BAD;
+  }
+  Val v = BAD;
+  if (!lower_user_call_n(c, call, fn, wrt, &v, 1))
+    return BAD;
+  return v;
 }
 
 /* grad(f, wrt=p)(args...) */
@@ -598,6 +749,21 @@ static Val lower_grad_call(Ctx *c, Expr *outer) {
         p->name);
     return BAD;
   }
+  if (p->type.dtype == AST_I32) {
+    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': i32 values have no "
+                          "gradient", p->name);
+    return BAD;
+  }
+  if (fn->ast->nrets > 1) {
+    ERR(c, fe->loc, "grad needs a function with one float scalar result; '%s' returns %d "
+                    "results", fn->ast->name, fn->ast->nrets);
+    return BAD;
+  }
+  if (fn->sig_ok && fn->ast->ret.dtype == AST_I32) {
+    ERR(c, fe->loc, "grad needs a function with a float scalar result; '%s' returns %s",
+        fn->ast->name, tstr(c, &fn->ir->results[0]->type));
+    return BAD;
+  }
   if (fn->sig_ok && fn->ast->ret.rank != 0) {
     ERR(c, fe->loc, "grad needs a function with a scalar result; '%s' returns %s",
         fn->ast->name, tstr(c, &fn->ir->results[0]->type));
@@ -612,14 +778,18 @@ static Val lower_call(Ctx *c, Expr *e) {
       strcmp(callee->callee->name, "grad") == 0)
     return lower_grad_call(c, e);
   if (callee->kind == EX_DTYPE) {
-    const char *name = callee->dtype == AST_F64 ? "f64" : "f32";
+    const char *name = dtype_word(callee->dtype);
+    if (callee->dtype == AST_BOOL) {
+      ERR(c, callee->loc, "there is no conversion to bool; compare instead, like x != 0");
+      return BAD;
+    }
     if (!check_arity(c, e, name, 1, 1, NULL))
       return BAD;
     Val x = value_arg(c, nth_positional(e, 0)->value);
-    if (!x.v || !not_bool(c, x, e->loc))
+    if (!x.v)
       return BAD;
-    DType dt = callee->dtype == AST_F64 ? DT_F64 : DT_F32;
-    return x.weak ? concrete(c, x, dt) : (Val){ir_convert(&c->b, x.v, dt), false, false};
+    DType dt = (DType)callee->dtype;
+    return x.weak ? concrete(c, x, dt) : (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
   }
   if (callee->kind != EX_NAME) {
     ERR(c, callee->loc, "only functions can be called");
@@ -654,10 +824,13 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!x.v || !not_bool(c, x, e->loc))
       return BAD;
     if (bi->kind == B_ZEROS || bi->kind == B_ONES)
-      return (Val){ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), x.weak, false};
+      return (Val){.v = ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), .weak = x.weak, .integral = x.integral};
     if (bi->kind == B_STOP && x.weak)
       return x; /* a literal is a constant already */
-    return (Val){ir_unary(&c->b, bi->op, x.v), x.weak, false};
+    if (bi->kind == B_UNARY && !(ir_ops[bi->op].flags & F_INT) &&
+        !need_float(c, x, e->loc, arena_printf(c->m->arena, "'%s'", name)))
+      return BAD;
+    return (Val){.v = ir_unary(&c->b, bi->op, x.v), .weak = x.weak};
   }
   case B_BINARY: {
     if (!check_arity(c, e, name, 2, 2, NULL))
@@ -685,7 +858,8 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!unify_dtypes(c, &a, &b, e->loc, "select") ||
         !broadcast_pair(c, &a, &b, e->loc, "select"))
       return BAD;
-    Val cv = {cond.v, false, false};
+    bool integral = a.integral && b.integral;
+    Val cv = {.v = cond.v};
     Type ct;
     char err[256];
     if (!ir_broadcast_shapes(c->m, &cv.v->type, &a.v->type, &ct, err, sizeof err)) {
@@ -697,35 +871,350 @@ static Val lower_call(Ctx *c, Expr *e) {
     Type vt = ct;
     vt.dtype = a.v->type.dtype;
     Inst *cb = ir_broadcast(&c->b, cv.v, &ct);
-    return (Val){ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
-                           ir_broadcast(&c->b, b.v, &vt)),
-                 a.weak && b.weak, false};
+    return (Val){.v = ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
+                           ir_broadcast(&c->b, b.v, &vt)), .weak = a.weak && b.weak, .integral = integral};
   }
   case B_TRANSPOSE:
   case B_RESHAPE:
   case B_BROADCAST:
     return lower_shape_op(c, e, bi);
+  case B_TAKE:
+  case B_TAKE_ALONG:
+    return lower_take(c, e, bi);
   }
   die("unhandled builtin %s", name);
 }
 
+/* ---- indexing (spec section 6) ---- */
+
+/* An index: an i32 value (an integer literal becomes one). */
+static Val index_value(Ctx *c, Expr *e) {
+  Val v = value_arg(c, e);
+  if (!v.v)
+    return BAD;
+  if (v.weak) {
+    if (!v.integral) {
+      ERR(c, e->loc, "an index must be an integer, not a number with a '.' or an exponent");
+      return BAD;
+    }
+    return concrete(c, v, DT_I32);
+  }
+  if (v.v->type.dtype != DT_I32) {
+    ERR(c, e->loc, "an index must be i32, not %s; convert it with i32(x)",
+        ir_dtype_name(v.v->type.dtype));
+    return BAD;
+  }
+  return v;
+}
+
+/* A slice bound as (polynomial in sizes) + (one run-time expression). */
+typedef struct Bound {
+  SizePoly p;
+  Expr *atom;
+} Bound;
+
+static bool same_expr(Expr *a, Expr *b) {
+  if (!a || !b || a->kind != b->kind)
+    return a == b;
+  switch (a->kind) {
+  case EX_NUMBER: return a->num == b->num;
+  case EX_NAME: return strcmp(a->name, b->name) == 0;
+  case EX_NEG:
+  case EX_NOT: return same_expr(a->lhs, b->lhs);
+  case EX_BINARY: return a->op == b->op && same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
+  case EX_INDEX: {
+    if (!same_expr(a->lhs, b->lhs) || a->nindex != b->nindex)
+      return false;
+    for (Index *x = a->index, *y = b->index; x; x = x->next, y = y->next)
+      if (x->slice || y->slice || !same_expr(x->pos, y->pos))
+        return false;
+    return true;
+  }
+  case EX_CALL: {
+    if (!same_expr(a->callee, b->callee) || a->nargs != b->nargs)
+      return false;
+    for (Arg *x = a->args, *y = b->args; x; x = x->next, y = y->next)
+      if ((x->kw || y->kw) ? !(x->kw && y->kw && strcmp(x->kw, y->kw) == 0) : false)
+        return false;
+      else if (!same_expr(x->value, y->value))
+        return false;
+    return true;
+  }
+  default: return false;
+  }
+}
+
+static bool bound_form(Ctx *c, Expr *e, Bound *b) {
+  b->atom = NULL;
+  if (e->kind == EX_NUMBER && e->num == floor(e->num) && fabs(e->num) < 1e15) {
+    b->p = ir_poly_const((int64_t)e->num);
+    return true;
+  }
+  if (e->kind == EX_NAME && size_sym(c, e->name) >= 0) {
+    b->p = ir_poly_of(c->m, (Dim){0, size_sym(c, e->name)});
+    return true;
+  }
+  if (e->kind == EX_NEG) {
+    Bound x;
+    SizePoly m1 = ir_poly_const(-1);
+    if (bound_form(c, e->lhs, &x) && !x.atom && ir_poly_mul(c->m, &x.p, &m1, &b->p))
+      return true;
+  }
+  if (e->kind == EX_BINARY && (e->op == BIN_ADD || e->op == BIN_SUB || e->op == BIN_MUL)) {
+    Bound x, y;
+    if (bound_form(c, e->lhs, &x) && bound_form(c, e->rhs, &y)) {
+      if (e->op == BIN_MUL && !x.atom && !y.atom && ir_poly_mul(c->m, &x.p, &y.p, &b->p))
+        return true;
+      bool one = !(x.atom && y.atom) && !(e->op == BIN_SUB && y.atom);
+      if (e->op != BIN_MUL && one &&
+          ir_poly_add(c->m, &x.p, &y.p, e->op == BIN_ADD ? 1 : -1, &b->p)) {
+        b->atom = x.atom ? x.atom : y.atom;
+        return true;
+      }
+    }
+  }
+  b->p = ir_poly_const(0);
+  b->atom = e;
+  return true;
+}
+
+/* A bound that is a negative number counts from the end of the axis. */
+static void from_end(Ctx *c, Bound *b, Dim size) {
+  if (!b->atom && b->p.nterms == 1 && b->p.t[0].nvars == 0 && b->p.t[0].coef < 0) {
+    SizePoly s = ir_poly_of(c->m, size);
+    ir_poly_add(c->m, &s, &b->p, 1, &b->p);
+  }
+}
+
+/* x[lo:hi] along axis k: a slice of compile-time length hi - lo. */
+static Inst *lower_slice(Ctx *c, Inst *x, int k, Index *ix) {
+  Dim size = x->type.dim[k];
+  Bound lo = {ir_poly_const(0), NULL}, hi = {ir_poly_of(c->m, size), NULL};
+  if (ix->lo)
+    bound_form(c, ix->lo, &lo);
+  if (ix->hi)
+    bound_form(c, ix->hi, &hi);
+  from_end(c, &lo, size);
+  from_end(c, &hi, size);
+  SizePoly len;
+  if (!same_expr(lo.atom, hi.atom) || !ir_poly_add(c->m, &hi.p, &lo.p, -1, &len)) {
+    ERR(c, ix->loc, "the length of this slice is not known at compile time; write its end as "
+                    "start + length, as in x[i:i+3], or use sizes, as in x[1:n]");
+    return NULL;
+  }
+  Dim d = ir_poly_dim(c->m, &len);
+  if (d.sym < 0 && d.size < 0) {
+    ERR(c, ix->loc, "this slice has a negative length (%lld)", (long long)d.size);
+    return NULL;
+  }
+  Val start = {.v = NULL};
+  if (ix->lo)
+    start = index_value(c, ix->lo);
+  else
+    start = (Val){.v = ir_const(&c->b, DT_I32, 0)};
+  if (ix->hi && !index_value(c, ix->hi).v) /* checked, though only its length is used */
+    return NULL;
+  if (!start.v)
+    return NULL;
+  if (start.v->type.rank != 0) {
+    ERR(c, ix->lo->loc, "a slice bound must be an i32 scalar");
+    return NULL;
+  }
+  Type t = x->type;
+  t.dim[k] = d;
+  c->b.loc = ix->loc;
+  return ir_index_op(&c->b, OP_slice, x, start.v, k, &t);
+}
+
+/* x[idx] along axis k: the axis replaced by idx's axes. */
+static Inst *gather_along(Ctx *c, Inst *x, Inst *idx, int k, Loc loc) {
+  if (x->type.rank - 1 + idx->type.rank > IR_MAX_RANK) {
+    ERR(c, loc, "result would have more than %d dimensions", IR_MAX_RANK);
+    return NULL;
+  }
+  Type t = x->type;
+  t.rank = 0;
+  for (int j = 0; j < x->type.rank; j++)
+    if (j != k)
+      t.dim[t.rank++] = x->type.dim[j];
+    else
+      for (int a = 0; a < idx->type.rank; a++)
+        t.dim[t.rank++] = idx->type.dim[a];
+  c->b.loc = loc;
+  return ir_index_op(&c->b, OP_gather, x, idx, k, &t);
+}
+
+static Val lower_index(Ctx *c, Expr *e) {
+  Val base = value_arg(c, e->lhs);
+  if (!base.v)
+    return BAD;
+  Inst *x = base.v;
+  if (base.weak || x->type.dtype == DT_BOOL || e->nindex > x->type.rank) {
+    if (base.weak || x->type.dtype == DT_BOOL)
+      ERR(c, e->loc, "only f32, f64 and i32 tensors can be indexed");
+    else
+      ERR(c, e->loc, "too many indices: %d for a tensor of rank %d", e->nindex, x->type.rank);
+    return BAD;
+  }
+  unsigned drop = 0;
+  int gk = -1;
+  Inst *gidx = NULL;
+  int k = 0;
+  for (Index *ix = e->index; ix; ix = ix->next, k++) {
+    if (ix->slice) {
+      x = lower_slice(c, x, k, ix);
+      if (!x)
+        return BAD;
+      continue;
+    }
+    Val v = index_value(c, ix->pos);
+    if (!v.v)
+      return BAD;
+    if (v.v->type.rank > 0) {
+      if (gidx) {
+        ERR(c, ix->loc, "at most one index of an indexing expression may be a tensor; use "
+                        "take() for another gather");
+        return BAD;
+      }
+      gidx = v.v;
+      gk = k;
+      continue;
+    }
+    Type t = x->type; /* a position: a slice of one, whose axis goes */
+    t.dim[k] = ir_lit(1);
+    c->b.loc = ix->loc;
+    x = ir_index_op(&c->b, OP_slice, x, v.v, k, &t);
+    drop |= 1u << k;
+  }
+  if (drop) {
+    Type t = x->type;
+    t.rank = 0;
+    for (int j = 0; j < x->type.rank; j++)
+      if (!(drop & (1u << j)))
+        t.dim[t.rank++] = x->type.dim[j];
+    x = ir_reshape(&c->b, x, &t);
+  }
+  if (gidx) {
+    int before = __builtin_popcount(drop & ((1u << gk) - 1));
+    x = gather_along(c, x, gidx, gk - before, e->loc);
+    if (!x)
+      return BAD;
+  }
+  return (Val){.v = x, .weak = false};
+}
+
+/* take(x, idx, axis=K) and take_along_axis(x, idx, axis=K) */
+static Val lower_take(Ctx *c, Expr *call, const struct Builtin *bi) {
+  static const char *const kws[] = {"axis", NULL};
+  if (!check_arity(c, call, bi->name, 2, 2, kws))
+    return BAD;
+  Val x = value_arg(c, nth_positional(call, 0)->value);
+  Val idx = index_value(c, nth_positional(call, 1)->value);
+  if (!x.v || !idx.v)
+    return BAD;
+  if (x.weak || x.v->type.dtype == DT_BOOL || x.v->type.rank == 0) {
+    ERR(c, call->loc, "'%s' needs an f32, f64 or i32 tensor of rank 1 or more", bi->name);
+    return BAD;
+  }
+  Arg *ax = keyword(call, "axis");
+  int rank = x.v->type.rank;
+  int64_t k = 0;
+  if (!ax) {
+    if (bi->kind == B_TAKE_ALONG) {
+      ERR(c, call->loc, "take_along_axis needs axis=K");
+      return BAD;
+    }
+    /* NumPy: without an axis, take indexes the flattened tensor */
+    Type flat = x.v->type;
+    flat.rank = 1;
+    SizePoly p = ir_poly_const(1);
+    for (int j = 0; j < rank; j++) {
+      SizePoly d = ir_poly_of(c->m, x.v->type.dim[j]);
+      ir_poly_mul(c->m, &p, &d, &p);
+    }
+    flat.dim[0] = ir_poly_dim(c->m, &p);
+    x.v = ir_reshape(&c->b, x.v, &flat);
+    rank = 1;
+  } else if (!int_literal(ax->value, &k) || k < -rank || k >= rank) {
+    ERR(c, ax->value->loc, "axis must be an integer literal from %d to %d", -rank, rank - 1);
+    return BAD;
+  }
+  if (k < 0)
+    k += rank;
+  if (bi->kind == B_TAKE) {
+    Inst *r = gather_along(c, x.v, idx.v, (int)k, call->loc);
+    return r ? (Val){.v = r, .weak = false} : BAD;
+  }
+  const Type *xt = &x.v->type, *it = &idx.v->type;
+  if (it->rank != rank) {
+    ERR(c, call->loc, "take_along_axis needs an index of the same rank as the tensor (%d), "
+                      "got %s", rank, dstr(c, it));
+    return BAD;
+  }
+  Type out = *xt, xb = *xt, ib = *it;
+  for (int j = 0; j < rank; j++) {
+    if (j == k) {
+      out.dim[j] = it->dim[j];
+      continue;
+    }
+    Dim a = xt->dim[j], b = it->dim[j];
+    if (ir_dim_eq(a, b) || ir_dim_is(b, 1))
+      out.dim[j] = a;
+    else if (ir_dim_is(a, 1))
+      out.dim[j] = b;
+    else {
+      ERR(c, call->loc, "shapes %s and %s do not broadcast in take_along_axis (off axis %d)",
+          dstr(c, xt), dstr(c, it), (int)k);
+      return BAD;
+    }
+    xb.dim[j] = ib.dim[j] = out.dim[j];
+  }
+  Inst *xv = ir_broadcast(&c->b, x.v, &xb), *iv = ir_broadcast(&c->b, idx.v, &ib);
+  c->b.loc = call->loc;
+  return (Val){.v = ir_index_op(&c->b, OP_take_along, xv, iv, (int)k, &out), .weak = false};
+}
+
 static const char *binop_name(BinOp op) {
   static const char *names[] = {"'+'", "'-'", "'*'", "'/'", "'@'", "'**'",
-                                "'<'", "'<='", "'>'", "'>='", "'=='", "'!='"};
+                                "'<'", "'<='", "'>'", "'>='", "'=='", "'!='",
+                                "'//'", "'%'", "'&&'", "'||'"};
   return names[op];
+}
+
+/* a && b, a || b: bool operands, broadcast. */
+static Val lower_logic(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
+  Val *v[2] = {&a, &b};
+  for (int k = 0; k < 2; k++)
+    if (v[k]->v->type.dtype != DT_BOOL) {
+      ERR(c, loc, "%s needs bool operands (comparisons, like x > 0), not %s", what,
+          v[k]->weak ? "a number" : ir_dtype_name(v[k]->v->type.dtype));
+      return BAD;
+    }
+  if (!broadcast_pair(c, &a, &b, loc, what))
+    return BAD;
+  return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = false};
 }
 
 static Val lower_binary(Ctx *c, Expr *e) {
   static const Op ops[] = {OP_add, OP_sub, OP_mul, OP_div, OP_matmul, OP_pow,
-                           OP_lt,  OP_le,  OP_gt,  OP_ge,  OP_eq,     OP_ne};
+                           OP_lt,  OP_le,  OP_gt,  OP_ge,  OP_eq,     OP_ne,
+                           OP_idiv, OP_mod, OP_and, OP_or};
   Val a = value_arg(c, e->lhs), b = value_arg(c, e->rhs);
   if (!a.v || !b.v)
     return BAD;
   const char *what = binop_name(e->op);
+  if (e->op == BIN_AND || e->op == BIN_OR)
+    return lower_logic(c, ops[e->op], a, b, e->loc, what);
+  if (e->op == BIN_IDIV || e->op == BIN_MOD)
+    return lower_intdiv(c, ops[e->op], a, b, e->loc, what);
   if (e->op != BIN_MATMUL)
     return elementwise2(c, ops[e->op], a, b, e->loc, what);
   if (!unify_dtypes(c, &a, &b, e->loc, what))
     return BAD;
+  if (a.v->type.dtype == DT_I32) {
+    ERR(c, e->loc, "'@' needs float operands, not i32; convert them with f32(x) or f64(x)");
+    return BAD;
+  }
   Type t;
   char err[256];
   if (!ir_matmul_type(c->m, &a.v->type, &b.v->type, &t, err, sizeof err)) {
@@ -737,7 +1226,7 @@ static Val lower_binary(Ctx *c, Expr *e) {
           dstr(c, &a.v->type), dstr(c, &b.v->type));
     return BAD;
   }
-  return (Val){ir_matmul(&c->b, a.v, b.v), a.weak && b.weak, false};
+  return (Val){.v = ir_matmul(&c->b, a.v, b.v), .weak = a.weak && b.weak};
 }
 
 static Val lower_expr(Ctx *c, Expr *e) {
@@ -748,20 +1237,24 @@ static Val lower_expr(Ctx *c, Expr *e) {
       ERR(c, e->loc, "number '%s' is out of range", e->text ? e->text : "?");
       return BAD;
     }
-    return (Val){ir_const(&c->b, DT_F64, e->num), true,
-                 e->text && !strpbrk(e->text, ".eE")};
+    return (Val){.v = ir_const(&c->b, DT_F64, e->num), .weak = true, .integral = e->text && !strpbrk(e->text, ".eE")};
   case EX_NAME:
     for (Binding *b = c->scope; b; b = b->up)
       if (strcmp(b->name, e->name) == 0)
         return b->val;
+    {
+      Inst *sv = size_value(c, e->name); /* a size is an i32 value (section 5) */
+      if (sv)
+        return (Val){.v = sv, .weak = false};
+    }
     if (find_fn(c, e->name) || find_builtin(e->name))
       ERR(c, e->loc, "'%s' is a function; call it with arguments, %s(...)", e->name, e->name);
     else
       ERR(c, e->loc, "unknown name '%s'", e->name);
     return BAD;
   case EX_DTYPE:
-    ERR(c, e->loc, "'%s' can only be used as a conversion, like %s(x)",
-        e->dtype == AST_F64 ? "f64" : "f32", e->dtype == AST_F64 ? "f64" : "f32");
+    ERR(c, e->loc, "'%s' can only be used as a conversion, like %s(x)", dtype_word(e->dtype),
+        dtype_word(e->dtype));
     return BAD;
   case EX_SHAPE:
     ERR(c, e->loc, "a shape list like [2, n] is only valid as the shape argument of "
@@ -773,13 +1266,31 @@ static Val lower_expr(Ctx *c, Expr *e) {
       return BAD;
     c->b.loc = e->loc;
     if (x.weak && x.v->op == OP_const)
-      return (Val){ir_const(&c->b, DT_F64, -x.v->num), true, x.intlit};
-    return (Val){ir_unary(&c->b, OP_neg, x.v), x.weak, false};
+      return (Val){.v = ir_const(&c->b, DT_F64, -x.v->num), .weak = true, .integral = x.integral};
+    return (Val){.v = ir_unary(&c->b, OP_neg, x.v), .weak = x.weak, .integral = x.integral};
+  }
+  case EX_NOT: {
+    Val x = value_arg(c, e->lhs);
+    if (!x.v)
+      return BAD;
+    if (x.v->type.dtype != DT_BOOL) {
+      ERR(c, e->loc, "'!' needs a bool operand (a comparison, like x > 0), not %s",
+          x.weak ? "a number" : ir_dtype_name(x.v->type.dtype));
+      return BAD;
+    }
+    c->b.loc = e->loc;
+    return (Val){.v = ir_unary(&c->b, OP_not, x.v), .weak = false};
   }
   case EX_BINARY:
     return lower_binary(c, e);
   case EX_CALL:
     return lower_call(c, e);
+  case EX_INDEX:
+    return lower_index(c, e);
+  case EX_TUPLE:
+    ERR(c, e->loc, "a parenthesised list (a, b) is only valid after return in a function "
+                   "with several results");
+    return BAD;
   }
   die("bad expression kind %d", e->kind);
 }
@@ -802,28 +1313,53 @@ static void declare_function(Ctx *c, FnInfo *fn) {
         ok = false;
       }
     Type t;
+    if (p->type.dtype == AST_BOOL) {
+      ERR(c, p->type.loc, "bool is not a parameter type; pass an i32 or a float and compare it");
+      ok = false;
+      continue;
+    }
     if (!lower_type(c, &p->type, true, &t)) {
       ok = false;
       continue;
     }
     ir_add_param(c->m, fn->ir, p->name, t, p->is_const);
   }
-  Type rt;
-  if (ok && lower_type(c, &af->ret, false, &rt)) {
-    /* A placeholder result carries the declared type until the body is
-     * lowered (callers need it to type their calls). */
+  /* Sizes are values (section 5): a parameter may not take a size's name. */
+  for (Param *p = af->params; p && ok; p = p->next)
+    if (size_sym(c, p->name) >= 0) {
+      ERR(c, p->loc, "parameter '%s' has the name of a size of '%s'; sizes are values, so "
+                     "rename one of them", p->name, af->name);
+      ok = false;
+    }
+  for (int r = 0; r < af->nrets; r++)
+    if (af->rets[r].dtype == AST_BOOL) {
+      ERR(c, af->rets[r].loc, "bool is not a result type; return i32(c) or f32(c) instead");
+      ok = false;
+    }
+  /* Placeholder results carry the declared types until the body is lowered
+   * (callers need them to type their calls). Several results are named
+   * out0..outm in the C ABI (spec section 9). */
+  Inst **phs = ARENA_ARRAY(c->m->arena, Inst *, af->nrets);
+  const char **names = ARENA_ARRAY(c->m->arena, const char *, af->nrets);
+  for (int r = 0; r < af->nrets && ok; r++) {
+    Type rt;
+    if (!lower_type(c, &af->rets[r], false, &rt)) {
+      ok = false;
+      break;
+    }
     Builder b = {c->m, fn->ir, NULL, af->loc, NULL};
-    Inst *ph = ir_new_inst(&b, OP_param, rt, NULL, 0);
-    ir_unlink(fn->ir, ph);
-    const char *out = ir_unique_name(c->m, fn->ir, "out", "_out");
-    ir_set_results(c->m, fn->ir, &ph, &out, 1);
+    phs[r] = ir_new_inst(&b, OP_param, rt, NULL, 0);
+    ir_unlink(fn->ir, phs[r]);
+    names[r] = af->nrets == 1 ? "out" : arena_printf(c->m->arena, "out%d", r);
+    names[r] = ir_unique_name(c->m, fn->ir, names[r], "_out");
+  }
+  if (ok) {
+    ir_set_results(c->m, fn->ir, phs, names, af->nrets);
     fn->sig_ok = true;
   }
 }
 
-/* ---- statements ---- */
-
-static Binding *bind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
+static Binding *bind_kind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
   Binding *b = ARENA_NEW(c->m->arena, Binding);
   b->name = name;
   b->kind = kind;
@@ -833,6 +1369,7 @@ static Binding *bind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
   c->scope = b;
   return b;
 }
+
 
 static Binding *lookup(Ctx *c, const char *name) {
   for (Binding *b = c->scope; b; b = b->up)
@@ -846,7 +1383,7 @@ static Binding *lookup(Ctx *c, const char *name) {
  * t's shape. NULL after reporting why it cannot be. */
 static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc loc,
                            bool init) {
-  if (v.weak && t->dtype == DT_I32 && !v.intlit) {
+  if (v.weak && t->dtype == DT_I32 && !v.integral) {
     ERR(c, loc, "a number with '.' or an exponent cannot be i32; '%s' is %s", name,
         tstr(c, t));
     return NULL;
@@ -865,20 +1402,103 @@ static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc l
   return ir_broadcast(&c->b, v.v, t);
 }
 
-static void lower_let(Ctx *c, Stmt *s) {
-  Val v = lower_expr(c, s->value);
-  if (s->type && v.v) {
-    Type t;
-    if (lower_type(c, s->type, false, &t)) {
-      v = concrete(c, v, t.dtype);
-      if (!ir_type_eq(&t, &v.v->type)) {
-        ERR(c, s->value->loc, "'%s' is declared %s but the expression is %s", s->name,
-            tstr(c, &t), tstr(c, &v.v->type));
-        v = BAD;
+/* v[...] = e, += e, -= e, *= e (spec section 6): the var gets a new value,
+ * equal to v off the selected positions. With positions and slices the
+ * update u is e placed back with nested unslices (zeros elsewhere): `+=` is
+ * v + u, `-=` v - u, `*=` v * (u + 1 - m) and `=` select(m, u, v), m the
+ * same placement of ones; so an overwritten position gets no gradient from
+ * its old value (section 7). With one tensor index, `+=` and `-=` add a
+ * scatter-add (repeated positions accumulate). */
+static Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b) {
+  Inst *v = b->val.v;
+  Val e = lower_expr(c, s->value);
+  if (!v || !e.v)
+    return NULL;
+  const Type *vt = &v->type;
+  if (s->nindex > vt->rank) {
+    ERR(c, s->name_loc, "too many indices: %d for '%s' of rank %d", s->nindex, s->name, vt->rank);
+    return NULL;
+  }
+  if (!weak_fits(c, e, vt->dtype, s->value->loc))
+    return NULL;
+  e = concrete(c, e, vt->dtype);
+  if (e.v->type.dtype != vt->dtype) {
+    ERR(c, s->value->loc, "cannot assign %s into '%s', a var of type %s", tstr(c, &e.v->type),
+        s->name, tstr(c, vt));
+    return NULL;
+  }
+  c->b.loc = s->loc;
+  if (s->nindex == 1 && !s->index->slice) {
+    Val iv = index_value(c, s->index->pos);
+    if (!iv.v)
+      return NULL;
+    if (iv.v->type.rank > 0) { /* v[idx] += e */
+      if (!s->compound || s->op == BIN_MUL) {
+        ERR(c, s->loc, "with a tensor index only += and -= are supported");
+        return NULL;
       }
+      Inst *g = gather_along(c, v, iv.v, 0, s->loc);
+      if (!g || !ir_can_broadcast_to(&e.v->type, &g->type)) {
+        if (g)
+          ERR(c, s->value->loc, "%s does not broadcast to the selected %s", dstr(c, &e.v->type),
+              dstr(c, &g->type));
+        return NULL;
+      }
+      Inst *u = ir_index_op(&c->b, OP_scatter_add, ir_broadcast(&c->b, e.v, &g->type), iv.v, 0, vt);
+      return ir_binary(&c->b, s->op == BIN_ADD ? OP_add : OP_sub, v, u);
     }
   }
-  bind(c, s->name, BIND_LET, s->name_loc, v);
+  Inst *starts[IR_MAX_RANK];
+  Type before[IR_MAX_RANK];
+  Inst *sel = v;
+  unsigned drop = 0;
+  int k = 0;
+  for (Index *ix = s->index; ix; ix = ix->next, k++) {
+    before[k] = sel->type;
+    if (ix->slice) {
+      sel = lower_slice(c, sel, k, ix);
+      if (!sel)
+        return NULL;
+      starts[k] = sel->args[1];
+      continue;
+    }
+    Val iv = index_value(c, ix->pos);
+    if (!iv.v)
+      return NULL;
+    if (iv.v->type.rank > 0) {
+      ERR(c, ix->loc, "a tensor index must be the only index of an assignment");
+      return NULL;
+    }
+    Type t = sel->type;
+    t.dim[k] = ir_lit(1);
+    sel = ir_index_op(&c->b, OP_slice, sel, iv.v, k, &t);
+    starts[k] = iv.v;
+    drop |= 1u << k;
+  }
+  Type target = sel->type;
+  target.rank = 0;
+  for (int j = 0; j < sel->type.rank; j++)
+    if (!(drop & (1u << j)))
+      target.dim[target.rank++] = sel->type.dim[j];
+  if (!ir_can_broadcast_to(&e.v->type, &target)) {
+    ERR(c, s->value->loc, "%s does not broadcast to the selected %s", dstr(c, &e.v->type),
+        dstr(c, &target));
+    return NULL;
+  }
+  Inst *u = ir_reshape(&c->b, ir_broadcast(&c->b, e.v, &target), &sel->type);
+  Inst *m = ir_const_like(&c->b, &sel->type, 1);
+  for (int j = k - 1; j >= 0; j--) {
+    u = ir_index_op(&c->b, OP_unslice, u, starts[j], j, &before[j]);
+    m = ir_index_op(&c->b, OP_unslice, m, starts[j], j, &before[j]);
+  }
+  if (!s->compound) {
+    Inst *cond = ir_binary(&c->b, OP_ne, m, ir_const_like(&c->b, vt, 0));
+    return ir_select(&c->b, cond, u, v);
+  }
+  if (s->op == BIN_MUL)
+    return ir_binary(&c->b, OP_mul, v,
+                     ir_binary(&c->b, OP_add, u, ir_binary(&c->b, OP_sub, ir_const_like(&c->b, vt, 1), m)));
+  return ir_binary(&c->b, s->op == BIN_ADD ? OP_add : OP_sub, v, u);
 }
 
 /* var x [: T] = e; fixes x's type: T if given (e is broadcast to it),
@@ -889,17 +1509,22 @@ static void lower_var(Ctx *c, Stmt *s) {
   bool ok = v.v != NULL;
   if (s->type && !lower_type(c, s->type, false, &t))
     ok = false;
+  if (size_sym(c, s->name) >= 0) {
+    ERR(c, s->name_loc, "'%s' is a size of '%s' and cannot be redefined; choose another name",
+        s->name, c->cur->ast->name);
+    ok = false;
+  }
   if (ok && s->type) {
     Inst *x = coerce_to_var(c, v, &t, s->name, s->value->loc, true);
-    v = (Val){x, false, false};
+    v = (Val){.v = x};
     ok = x != NULL;
   } else if (ok) {
     if (v.weak)
-      v = concrete(c, v, v.intlit ? DT_I32 : DT_F32);
-    v.weak = v.intlit = false;
+      v = concrete(c, v, v.integral ? DT_I32 : DT_F32);
+    v.weak = v.integral = false;
     t = v.v->type;
   }
-  Binding *b = bind(c, s->name, BIND_VAR, s->name_loc, ok ? v : BAD);
+  Binding *b = bind_kind(c, s->name, BIND_VAR, s->name_loc, ok ? v : BAD);
   b->type = t;
 }
 
@@ -926,6 +1551,12 @@ static void lower_assign(Ctx *c, Stmt *s) {
         s->name, b->loc.line);
     return;
   }
+  if (s->index) {
+    Inst *x = lower_index_assign(c, s, b);
+    if (x)
+      b->val = (Val){.v = x};
+    return;
+  }
   Val v = lower_expr(c, s->value);
   if (!v.v || !b->val.v)
     return;
@@ -942,7 +1573,7 @@ static void lower_assign(Ctx *c, Stmt *s) {
   Inst *x = coerce_to_var(c, v, &b->type, s->name, s->compound ? s->loc : s->value->loc,
                           false);
   if (x)
-    b->val = (Val){x, false, false};
+    b->val = (Val){.v = x};
 }
 
 /* ---- loops and branches ----
@@ -953,7 +1584,7 @@ static void lower_assign(Ctx *c, Stmt *s) {
  * region's block arguments), by a scan of the statements that skips names
  * the body itself declares. */
 
-static void lower_stmts(Ctx *c, Stmt *list, bool top);
+static bool lower_stmts(Ctx *c, Stmt *list, bool top);
 
 typedef struct Scan {
   PtrVec inner;   /* names declared inside, innermost last */
@@ -1044,7 +1675,7 @@ static void set_yields(Ctx *c, Region *r, Binding **vars, int n) {
 /* After the op: each carried var is the op's result. */
 static void bind_results(Ctx *c, Inst *op, Binding **vars, int n) {
   for (int k = 0; k < n; k++)
-    vars[k]->val = (Val){ir_proj(&c->b, op, k), false, false};
+    vars[k]->val = (Val){.v = ir_proj(&c->b, op, k)};
 }
 
 /* A scalar condition of while or if; a literal false stands in after an
@@ -1065,7 +1696,7 @@ static Inst *lower_cond(Ctx *c, Expr *e, const char *what) {
 /* An i32 scalar bound of a for loop. */
 static Inst *lower_bound(Ctx *c, Expr *e) {
   Val v = lower_expr(c, e);
-  if (v.v && v.weak && v.intlit)
+  if (v.v && v.weak && v.integral)
     v = concrete(c, v, DT_I32);
   if (v.v && (v.v->type.dtype != DT_I32 || v.v->type.rank != 0)) {
     ERR(c, e->loc, "the bounds of a for loop must be i32 scalars, not %s",
@@ -1092,7 +1723,7 @@ static void lower_for(Ctx *c, Stmt *s) {
   for (int k = 0; k < n; k++)
     vars[k]->val.v = ir_add_region_param(c->m, r, vars[k]->type);
   Binding *scope = c->scope;
-  bind(c, s->name, BIND_INDEX, s->name_loc, (Val){i, false, false});
+  bind_kind(c, s->name, BIND_INDEX, s->name_loc, (Val){.v = i});
   lower_region_block(c, r, s->body);
   c->scope = scope;
   set_yields(c, r, vars, n);
@@ -1146,9 +1777,120 @@ static void lower_if(Ctx *c, Stmt *s) {
   bind_results(c, op, vars, n);
 }
 
+/* A let may not rebind a size of its function (sizes are values). */
+static bool let_name_ok(Ctx *c, const char *name, Loc loc) {
+  if (size_sym(c, name) < 0)
+    return true;
+  ERR(c, loc, "'%s' is a size of '%s' and cannot be redefined; choose another name", name,
+      c->cur->ast->name);
+  return false;
+}
+
+/* let (a, b) = f(x); binds each result of a user function of as many. */
+static void lower_let_names(Ctx *c, Stmt *s) {
+  Val *vals = ARENA_ARRAY(c->m->arena, Val, s->nnames);
+  for (int k = 0; k < s->nnames; k++)
+    vals[k] = BAD;
+  Expr *e = s->value;
+  FnInfo *fn = e->kind == EX_CALL && e->callee->kind == EX_NAME ? find_fn(c, e->callee->name) : NULL;
+  if (s->type) {
+    ERR(c, s->type->loc, "a type annotation cannot follow a list of names");
+  } else if (!fn) {
+    ERR(c, e->loc, "let (a, b) = ... needs a call of a function with several results");
+  } else if (fn->ast->nrets != s->nnames) {
+    ERR(c, e->loc, "'%s' returns %d result%s, but %d names are bound", fn->ast->name,
+        fn->ast->nrets, fn->ast->nrets == 1 ? "" : "s", s->nnames);
+  } else if (!lower_user_call_n(c, e, fn, -1, vals, s->nnames)) {
+    for (int k = 0; k < s->nnames; k++)
+      vals[k] = BAD;
+  }
+  int k = 0;
+  for (Arg *a = s->names; a; a = a->next, k++) {
+    for (Arg *b = s->names; b != a; b = b->next)
+      if (strcmp(a->kw, b->kw) == 0)
+        ERR(c, a->loc, "'%s' is bound twice in this let", a->kw);
+    bind_kind(c, a->kw, BIND_LET, a->loc, let_name_ok(c, a->kw, a->loc) ? vals[k] : BAD);
+  }
+}
+
+/* The value returned as result r (checked against its declared type). */
+static Inst *return_value(Ctx *c, int r, Expr *e) {
+  Func *af = c->cur->ast;
+  Type want = c->cur->ir->results[r]->type;
+  Val v = lower_expr(c, e);
+  if (!v.v)
+    return NULL;
+  if (v.v->type.dtype == DT_BOOL) {
+    not_bool(c, v, e->loc);
+    return NULL;
+  }
+  if (!weak_fits(c, v, want.dtype, e->loc))
+    return NULL;
+  v = concrete(c, v, want.dtype);
+  if (ir_type_eq(&want, &v.v->type))
+    return v.v;
+  if (af->nrets == 1)
+    ERR(c, e->loc, "'%s' is declared to return %s but this is %s", af->name, tstr(c, &want),
+        tstr(c, &v.v->type));
+  else
+    ERR(c, e->loc, "result %d of '%s' is declared %s but this is %s", r, af->name,
+        tstr(c, &want), tstr(c, &v.v->type));
+  return NULL;
+}
+
+static void lower_return(Ctx *c, Stmt *s) {
+  Func *af = c->cur->ast;
+  Function *f = c->cur->ir;
+  Inst **got = ARENA_ARRAY(c->m->arena, Inst *, af->nrets);
+  if (af->nrets == 1) {
+    got[0] = return_value(c, 0, s->value);
+  } else if (s->value->kind != EX_TUPLE || s->value->nargs != af->nrets) {
+    int n = s->value->kind == EX_TUPLE ? s->value->nargs : 1;
+    ERR(c, s->value->loc, "'%s' returns %d results: return (a, b%s) with one value for each; "
+                          "this gives %d", af->name, af->nrets, af->nrets > 2 ? ", ..." : "", n);
+    return;
+  } else {
+    int r = 0;
+    for (Arg *a = s->value->args; a; a = a->next, r++)
+      got[r] = return_value(c, r, a->value);
+  }
+  for (int r = 0; r < af->nrets; r++)
+    if (!got[r])
+      return;
+  for (int r = 0; r < af->nrets; r++)
+    f->results[r] = got[r];
+}
+
+/* let x [: T] = e;  or  let (a, b) = f(x); */
+static void lower_let(Ctx *c, Stmt *s) {
+  if (s->names) {
+    lower_let_names(c, s);
+    return;
+  }
+  Val v = lower_expr(c, s->value);
+  if (!let_name_ok(c, s->name, s->name_loc))
+    v = BAD;
+  if (s->type && v.v) {
+    Type t;
+    if (!lower_type(c, s->type, false, &t)) {
+      /* reported */
+    } else if (!weak_fits(c, v, t.dtype, s->value->loc)) {
+      v = BAD;
+    } else {
+      v = concrete(c, v, t.dtype);
+      if (!ir_type_eq(&t, &v.v->type)) {
+        ERR(c, s->value->loc, "'%s' is declared %s but the expression is %s", s->name,
+            tstr(c, &t), tstr(c, &v.v->type));
+        v = BAD;
+      }
+    }
+  }
+  bind_kind(c, s->name, BIND_LET, s->name_loc, v);
+}
+
 /* The statements of a block; `top`: the function body, which alone may
- * (and must) end with the return. */
-static void lower_stmts(Ctx *c, Stmt *list, bool top) {
+ * (and must) end with the return. Returns whether it saw the return. */
+static bool lower_stmts(Ctx *c, Stmt *list, bool top) {
   for (Stmt *s = list; s; s = s->next) {
     switch (s->kind) {
     case ST_LET: lower_let(c, s); break;
@@ -1158,14 +1900,20 @@ static void lower_stmts(Ctx *c, Stmt *list, bool top) {
     case ST_WHILE: lower_while(c, s); break;
     case ST_IF: lower_if(c, s); break;
     case ST_RETURN:
-      if (!top)
+      if (!top) {
         ERR(c, s->loc, "'return' cannot be inside a loop or a branch; a function body ends "
                        "with its only return");
+        break;
+      }
+      if (s->next)
+        ERR(c, s->next->loc, "nothing may follow the return statement; a function body ends "
+                             "with its only return");
       else
-        return;
-      break;
+        lower_return(c, s);
+      return true;
     }
   }
+  return false;
 }
 
 static void lower_body(Ctx *c, FnInfo *fn) {
@@ -1174,35 +1922,10 @@ static void lower_body(Ctx *c, FnInfo *fn) {
   c->b = (Builder){c->m, fn->ir, NULL, af->loc, NULL};
   c->scope = NULL;
   for (int k = 0; k < fn->ir->nparams; k++)
-    bind(c, fn->ir->params[k]->name, BIND_PARAM, fn->ir->params[k]->loc,
-         (Val){fn->ir->params[k], false, false});
-  Type want = fn->ir->results[0]->type;
-  Stmt *ret = af->body;
-  while (ret && ret->kind != ST_RETURN)
-    ret = ret->next;
-  lower_stmts(c, af->body, true);
-  if (!ret) {
+    bind_kind(c, fn->ir->params[k]->name, BIND_PARAM, fn->ir->params[k]->loc,
+              (Val){.v = fn->ir->params[k]});
+  if (!lower_stmts(c, af->body, true))
     ERR(c, af->end_loc, "'%s' does not end with a return statement", af->name);
-    return;
-  }
-  if (ret->next) {
-    ERR(c, ret->next->loc, "nothing may follow the return statement; a function body ends "
-                           "with its only return");
-    return;
-  }
-  Val v = lower_expr(c, ret->value);
-  if (v.v && v.v->type.dtype == DT_BOOL) {
-    not_bool(c, v, ret->value->loc);
-    v = BAD;
-  }
-  if (!v.v)
-    return;
-  v = concrete(c, v, want.dtype);
-  if (!ir_type_eq(&want, &v.v->type))
-    ERR(c, ret->value->loc, "'%s' is declared to return %s but this is %s", af->name,
-        tstr(c, &want), tstr(c, &v.v->type));
-  else
-    fn->ir->results[0] = v.v;
 }
 
 /* Calls inside one expression tree, for the recursion check. */
@@ -1369,6 +2092,7 @@ static void check_grad_of_loops(Ctx *c) {
 Module *lower_program(Program *prog, Diag *diag) {
   Ctx c = {0};
   c.m = ir_module_new();
+  c.m->file = diag->file ? arena_strdup(c.m->arena, diag->file) : NULL;
   c.d = diag;
   c.fns = xmalloc(sizeof(FnInfo) * (size_t)(prog->nfuncs + 1));
   for (c.fn_cap = 16; c.fn_cap < 2 * (size_t)prog->nfuncs; c.fn_cap *= 2)
@@ -1395,16 +2119,16 @@ Module *lower_program(Program *prog, Diag *diag) {
     add_fn(&c, f);
   }
   /* Exports must not collide with the gradient functions generated for them. */
-  for (int i = 0; i < c.nfns; i++) {
-    Func *a = c.fns[i].ast;
-    if (!a->exported)
-      continue;
-    char *gen = arena_printf(c.m->arena, "%s%s", a->name, a->ret.rank == 0 ? "_grad" : "_vjp");
-    FnInfo *b = find_fn(&c, gen);
-    if (b && b->ast->exported)
-      ERR(&c, b->ast->loc, "export '%s' clashes with the gradient function generated for '%s'",
-          b->ast->name, a->name);
-  }
+  for (int i = 0; i < c.nfns; i++)
+    for (int j = 0; j < c.nfns; j++) {
+      Func *a = c.fns[i].ast, *b = c.fns[j].ast;
+      size_t la = strlen(a->name);
+      const char *gen = a->ret.rank == 0 && a->nrets == 1 ? "_grad" : "_vjp";
+      if (i != j && a->exported && b->exported && strncmp(a->name, b->name, la) == 0 &&
+          strcmp(b->name + la, gen) == 0)
+        ERR(&c, b->loc, "export '%s' clashes with the gradient function generated for '%s'",
+            b->name, a->name);
+    }
   for (int i = 0; i < c.nfns; i++)
     declare_function(&c, &c.fns[i]);
   for (int i = 0; i < c.nfns; i++)

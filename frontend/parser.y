@@ -55,6 +55,8 @@ typedef struct ArgList { Arg *head, *tail; int n; } ArgList;
 typedef struct DimList { AstDim *head, *tail; int n; } DimList;
 typedef struct ParamList { Param *head, *tail; int n; } ParamList;
 typedef struct StmtList { Stmt *head, *tail; } StmtList;
+typedef struct TypeList { AstType *v; int n, cap; } TypeList;
+typedef struct IndexList { Index *head, *tail; int n; } IndexList;
 typedef struct Body { Stmt *head; Loc open, end; bool closed; } Body;
 typedef struct CmpOp { BinOp op; Loc loc; } CmpOp;
 typedef struct AssignOp { bool compound; BinOp op; Loc loc; } AssignOp;
@@ -160,6 +162,15 @@ static AstDim *mk_dim(ParseCtx *pc, Loc loc) {
   return d;
 }
 
+static AstDim *mk_dim_op(ParseCtx *pc, Loc loc, char op, AstDim *lhs, AstDim *rhs) {
+  AstDim *d = mk_dim(pc, loc);
+  d->op = op;
+  d->lhs = lhs;
+  d->rhs = rhs;
+  d->bad = lhs->bad || rhs->bad;
+  return d;
+}
+
 /* A literal dimension: digits only, and it must fit in an int64_t. */
 static AstDim *mk_num_dim(ParseCtx *pc, Loc loc, NumTok t) {
   AstDim *d = mk_dim(pc, loc);
@@ -183,6 +194,43 @@ static AstDim *mk_num_dim(ParseCtx *pc, Loc loc, NumTok t) {
   }
   d->size = v;
   return d;
+}
+
+static Index *mk_index(ParseCtx *pc, Loc loc, bool slice, Expr *pos, Expr *lo, Expr *hi) {
+  Index *x = ARENA_NEW(pc->arena, Index);
+  x->loc = loc;
+  x->slice = slice;
+  x->pos = pos;
+  x->lo = lo;
+  x->hi = hi;
+  return x;
+}
+
+static TypeList type_list(ParseCtx *pc, TypeList l, AstType t) {
+  if (l.n == l.cap) {
+    int cap = l.cap ? 2 * l.cap : 4;
+    AstType *v = ARENA_ARRAY(pc->arena, AstType, cap);
+    if (l.n)
+      memcpy(v, l.v, sizeof(AstType) * (size_t)l.n);
+    l.v = v;
+    l.cap = cap;
+  }
+  l.v[l.n++] = t;
+  return l;
+}
+
+static ArgList arg_list(ParseCtx *pc, ArgList l, Loc loc, const char *kw, Expr *value) {
+  Arg *a = ARENA_NEW(pc->arena, Arg);
+  a->loc = loc;
+  a->kw = kw;
+  a->value = value;
+  if (l.tail)
+    l.tail->next = a;
+  else
+    l.head = a;
+  l.tail = a;
+  l.n++;
+  return l;
 }
 
 static void keyword_as_name(ParseCtx *pc, Loc loc, const char *kw) {
@@ -245,11 +293,14 @@ static void add_func(ParseCtx *pc, Func *f) {
   Body body;
   Func *func;
   CmpOp cmp;
+  TypeList types;
+  Index *index;
+  IndexList indices;
   AssignOp assign;
 }
 
 %token T_FN "'fn'" T_EXPORT "'export'" T_LET "'let'" T_RETURN "'return'"
-%token T_CONST "'const'" T_F32 "'f32'" T_F64 "'f64'" T_VAR "'var'"
+%token T_CONST "'const'" T_F32 "'f32'" T_F64 "'f64'" T_I32 "'i32'" T_BOOL "'bool'" T_VAR "'var'"
 %token T_FOR "'for'" T_IN "'in'" T_WHILE "'while'" T_IF "'if'" T_ELSE "'else'" T_DOTDOT "'..'"
 %token <str> T_IDENT "identifier"
 %token <num> T_NUMBER "number"
@@ -259,14 +310,18 @@ static void add_func(ParseCtx *pc, Func *f) {
 %token T_PLUSEQ "'+='" T_MINUSEQ "'-='" T_STAREQ "'*='"
 %token T_PLUS "'+'" T_MINUS "'-'" T_STAR "'*'" T_SLASH "'/'" T_AT "'@'" T_POW "'**'"
 %token T_LT "'<'" T_LE "'<='" T_GT "'>'" T_GE "'>='" T_EQ "'=='" T_NE "'!='"
+%token T_IDIV "'//'" T_PERCENT "'%'" T_AND "'&&'" T_OR "'||'" T_NOT "'!'"
 
 %type <str> name
 %type <flag> export_opt const_opt
 %type <dtype> dtype
 %type <type> type
+%type <types> rtype types
+%type <index> index
+%type <indices> indices
 %type <ptype> let_type
 %type <dims> dims
-%type <dim> dim
+%type <dim> dim dterm dfactor
 %type <param> param
 %type <params> params params_opt
 %type <body> body
@@ -274,10 +329,10 @@ static void add_func(ParseCtx *pc, Func *f) {
 %type <stmt> stmt ifstmt
 %type <stmts> block
 %type <func> func
-%type <expr> expr cmp additive term unary power postfix primary
+%type <expr> expr or_expr and_expr cmp_expr cmp additive term unary power postfix primary
 %type <cmp> cmpop
 %type <assign> assignop
-%type <args> args args_opt
+%type <args> args args_opt tuple_elems names
 %type <arg> arg
 
 %%
@@ -297,14 +352,16 @@ funcs:
   ;
 
 func:
-    export_opt T_FN name T_LPAREN params_opt T_RPAREN T_ARROW type body {
+    export_opt T_FN name T_LPAREN params_opt T_RPAREN T_ARROW rtype body {
       Func *f = ARENA_NEW(pc->arena, Func);
       f->loc = LOC(@3);
       f->exported = $1;
       f->name = $3;
       f->params = $5.head;
       f->nparams = $5.n;
-      f->ret = $8;
+      f->ret = $8.v[0];
+      f->rets = $8.v;
+      f->nrets = $8.n;
       f->body = $9.head;
       f->end_loc = $9.end;
       if (!$9.closed) {
@@ -352,6 +409,8 @@ name:
   | T_RETURN            { keyword_as_name(pc, LOC(@1), "return"); $$ = "return"; }
   | T_F32               { keyword_as_name(pc, LOC(@1), "f32"); $$ = "f32"; }
   | T_F64               { keyword_as_name(pc, LOC(@1), "f64"); $$ = "f64"; }
+  | T_I32               { keyword_as_name(pc, LOC(@1), "i32"); $$ = "i32"; }
+  | T_BOOL              { keyword_as_name(pc, LOC(@1), "bool"); $$ = "bool"; }
   | T_VAR               { keyword_as_name(pc, LOC(@1), "var"); $$ = "var"; }
   | T_FOR               { keyword_as_name(pc, LOC(@1), "for"); $$ = "for"; }
   | T_IN                { keyword_as_name(pc, LOC(@1), "in"); $$ = "in"; }
@@ -386,6 +445,17 @@ param:
     }
   ;
 
+/* v2: several results, `-> (f32, f32[n])` */
+rtype:
+    type                { $$ = type_list(pc, (TypeList){NULL, 0, 0}, $1); }
+  | T_LPAREN types T_RPAREN { $$ = $2; }
+  ;
+
+types:
+    type T_COMMA type   { $$ = type_list(pc, type_list(pc, (TypeList){NULL, 0, 0}, $1), $3); }
+  | types T_COMMA type  { $$ = type_list(pc, $1, $3); }
+  ;
+
 const_opt:
     %empty              { $$ = false; }
   | T_CONST             { $$ = true; }
@@ -403,6 +473,8 @@ type:
 dtype:
     T_F32               { $$ = AST_F32; }
   | T_F64               { $$ = AST_F64; }
+  | T_I32               { $$ = AST_I32; }
+  | T_BOOL              { $$ = AST_BOOL; }
   ;
 
 dims:
@@ -415,18 +487,31 @@ dims:
     }
   ;
 
+/* v2: size arithmetic, `n - 1`, `2 * n + 1`, `k * d` */
 dim:
-    T_NUMBER            { $$ = mk_num_dim(pc, LOC(@1), $1); }
-  | T_IDENT {
-      $$ = mk_dim(pc, LOC(@1));
-      $$->name = $1;
-    }
+    dterm               { $$ = $1; }
   | T_MINUS T_NUMBER {
       $$ = mk_dim(pc, LOC(@1));
       $$->bad = true;
       if (!$2.bad)
         diag_error(pc->diag, LOC(@1), "shape sizes must be non-negative integers");
     }
+  | dim T_PLUS dterm    { $$ = mk_dim_op(pc, LOC(@2), '+', $1, $3); }
+  | dim T_MINUS dterm   { $$ = mk_dim_op(pc, LOC(@2), '-', $1, $3); }
+  ;
+
+dterm:
+    dfactor             { $$ = $1; }
+  | dterm T_STAR dfactor { $$ = mk_dim_op(pc, LOC(@2), '*', $1, $3); }
+  ;
+
+dfactor:
+    T_NUMBER            { $$ = mk_num_dim(pc, LOC(@1), $1); }
+  | T_IDENT {
+      $$ = mk_dim(pc, LOC(@1));
+      $$->name = $1;
+    }
+  | T_LPAREN dim T_RPAREN { $$ = $2; }
   ;
 
 body:
@@ -475,6 +560,17 @@ stmt:
       s->value = $5;
       $$ = s;
     }
+  | T_LET T_LPAREN names T_RPAREN let_type T_ASSIGN expr T_SEMI {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_LET;
+      s->loc = LOC(@1);
+      s->names = $3.head;
+      s->nnames = $3.n;
+      s->name_loc = LOC(@3);
+      s->type = $5;
+      s->value = $7;
+      $$ = s;
+    }
   | T_VAR name let_type T_ASSIGN expr T_SEMI {
       Stmt *s = ARENA_NEW(pc->arena, Stmt);
       s->kind = ST_VAR;
@@ -516,6 +612,19 @@ stmt:
       $$ = s;
     }
   | ifstmt              { $$ = $1; }
+  | T_IDENT T_LBRACK indices T_RBRACK assignop expr T_SEMI {
+      Stmt *s = ARENA_NEW(pc->arena, Stmt);
+      s->kind = ST_ASSIGN;
+      s->loc = $5.loc;
+      s->name = $1;
+      s->name_loc = LOC(@1);
+      s->index = $3.head;
+      s->nindex = $3.n;
+      s->compound = $5.compound;
+      s->op = $5.op;
+      s->value = $6;
+      $$ = s;
+    }
   | T_RETURN expr T_SEMI {
       Stmt *s = ARENA_NEW(pc->arena, Stmt);
       s->kind = ST_RETURN;
@@ -586,8 +695,22 @@ let_type:
     }
   ;
 
-/* Comparisons do not chain; a chain is parsed, reported and kept. */
 expr:
+    or_expr             { $$ = $1; }
+  ;
+
+or_expr:
+    and_expr            { $$ = $1; }
+  | or_expr T_OR and_expr { $$ = mk_binary(pc, BIN_OR, LOC(@2), $1, $3); }
+  ;
+
+and_expr:
+    cmp_expr            { $$ = $1; }
+  | and_expr T_AND cmp_expr { $$ = mk_binary(pc, BIN_AND, LOC(@2), $1, $3); }
+  ;
+
+/* Comparisons do not chain; a chain is parsed, reported and kept. */
+cmp_expr:
     additive            { $$ = $1; }
   | cmp                 { $$ = $1; }
   ;
@@ -622,6 +745,8 @@ term:
   | term T_STAR unary   { $$ = mk_binary(pc, BIN_MUL, LOC(@2), $1, $3); }
   | term T_SLASH unary  { $$ = mk_binary(pc, BIN_DIV, LOC(@2), $1, $3); }
   | term T_AT unary     { $$ = mk_binary(pc, BIN_MATMUL, LOC(@2), $1, $3); }
+  | term T_IDIV unary   { $$ = mk_binary(pc, BIN_IDIV, LOC(@2), $1, $3); }
+  | term T_PERCENT unary { $$ = mk_binary(pc, BIN_MOD, LOC(@2), $1, $3); }
   ;
 
 unary:
@@ -629,6 +754,10 @@ unary:
       $$ = mk_expr(pc, EX_NEG, LOC(@1));
       $$->lhs = $2;
       nest(pc, $$, $2);
+    }
+  | T_NOT unary {
+      $$ = mk_expr(pc, EX_NOT, LOC(@1));
+      $$->lhs = $2;
     }
   | power               { $$ = $1; }
   ;
@@ -640,6 +769,12 @@ power:
 
 postfix:
     primary             { $$ = $1; }
+  | postfix T_LBRACK indices T_RBRACK {
+      $$ = mk_expr(pc, EX_INDEX, LOC(@2));
+      $$->lhs = $1;
+      $$->index = $3.head;
+      $$->nindex = $3.n;
+    }
   | postfix T_LPAREN args_opt T_RPAREN {
       $$ = mk_expr(pc, EX_CALL, LOC(@1));
       $$->callee = $1;
@@ -669,12 +804,61 @@ primary:
       $$ = mk_expr(pc, EX_DTYPE, LOC(@1));
       $$->dtype = AST_F64;
     }
+  | T_I32 {
+      $$ = mk_expr(pc, EX_DTYPE, LOC(@1));
+      $$->dtype = AST_I32;
+    }
+  | T_BOOL {
+      $$ = mk_expr(pc, EX_DTYPE, LOC(@1));
+      $$->dtype = AST_BOOL;
+    }
   | T_LPAREN expr T_RPAREN { $$ = $2; }
+  | T_LPAREN expr T_COMMA tuple_elems T_RPAREN {
+      $$ = mk_expr(pc, EX_TUPLE, LOC(@1));
+      Arg *first = ARENA_NEW(pc->arena, Arg);
+      first->loc = LOC(@2);
+      first->value = $2;
+      first->next = $4.head;
+      $$->args = first;
+      $$->nargs = $4.n + 1;
+    }
   | T_LBRACK dims T_RBRACK {
       $$ = mk_expr(pc, EX_SHAPE, LOC(@1));
       $$->dims = $2.head;
       $$->ndims = $2.n;
     }
+  ;
+
+tuple_elems:
+    expr                { $$ = arg_list(pc, (ArgList){NULL, NULL, 0}, LOC(@1), NULL, $1); }
+  | tuple_elems T_COMMA expr { $$ = arg_list(pc, $1, LOC(@3), NULL, $3); }
+  ;
+
+/* `let (a, b) = ...`: the names ride in Arg.kw */
+names:
+    name T_COMMA name {
+      $$ = arg_list(pc, arg_list(pc, (ArgList){NULL, NULL, 0}, LOC(@1), $1, NULL), LOC(@3), $3, NULL);
+    }
+  | names T_COMMA name  { $$ = arg_list(pc, $1, LOC(@3), $3, NULL); }
+  ;
+
+/* v2: x[i], x[a:b], x[idx], several separated by commas */
+indices:
+    index               { $$ = (IndexList){$1, $1, 1}; }
+  | indices T_COMMA index {
+      $$ = $1;
+      $$.tail->next = $3;
+      $$.tail = $3;
+      $$.n++;
+    }
+  ;
+
+index:
+    expr                { $$ = mk_index(pc, LOC(@1), false, $1, NULL, NULL); }
+  | T_COLON             { $$ = mk_index(pc, LOC(@1), true, NULL, NULL, NULL); }
+  | expr T_COLON        { $$ = mk_index(pc, LOC(@1), true, NULL, $1, NULL); }
+  | T_COLON expr        { $$ = mk_index(pc, LOC(@1), true, NULL, NULL, $2); }
+  | expr T_COLON expr   { $$ = mk_index(pc, LOC(@1), true, NULL, $1, $3); }
   ;
 
 args_opt:
@@ -730,7 +914,8 @@ static bool is_operator(yysymbol_kind_t k) {
   case YYSYMBOL_T_SLASH: case YYSYMBOL_T_AT: case YYSYMBOL_T_POW:
   case YYSYMBOL_T_LT: case YYSYMBOL_T_LE: case YYSYMBOL_T_GT:
   case YYSYMBOL_T_GE: case YYSYMBOL_T_EQ: case YYSYMBOL_T_NE:
-  case YYSYMBOL_T_LPAREN:
+  case YYSYMBOL_T_IDIV: case YYSYMBOL_T_PERCENT: case YYSYMBOL_T_AND:
+  case YYSYMBOL_T_OR: case YYSYMBOL_T_LPAREN:
     return true;
   default:
     return false;
@@ -797,7 +982,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   } else if (E[YYSYMBOL_T_FN] && !E[YYSYMBOL_T_EXPORT] && !E[YYSYMBOL_T_IDENT]) {
     diag_error(d, loc, "expected 'fn' after 'export', found %s", found);
   } else if (E[YYSYMBOL_T_COLON] && !E[YYSYMBOL_T_ASSIGN]) {
-    if (tok == YYSYMBOL_T_F32 || tok == YYSYMBOL_T_F64 || tok == YYSYMBOL_T_CONST)
+    if (tok == YYSYMBOL_T_F32 || tok == YYSYMBOL_T_F64 || tok == YYSYMBOL_T_I32 ||
+        tok == YYSYMBOL_T_CONST)
       diag_error(d, loc, "expected ':' between parameter '%s' and its type", prev);
     else
       diag_error(d, loc, "parameter '%s' has no type; write '%s: f32' or '%s: f32[n]'", prev, prev,
@@ -816,13 +1002,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     else
       diag_error(d, loc, "expected a parameter name, found %s", found);
   } else if (E[YYSYMBOL_T_F32] && !E[YYSYMBOL_T_NUMBER]) {
-    diag_error(d, loc, "expected a type ('f32' or 'f64'), found %s", found);
+    diag_error(d, loc, "expected a type ('f32', 'f64' or 'i32'), found %s", found);
   } else if (E[YYSYMBOL_T_ARROW]) {
     diag_error(d, loc, "expected '->' and the return type after the parameter list, found %s",
                found);
   } else if (E[YYSYMBOL_T_LBRACE]) {
     diag_error(d, loc, "expected '{' to start the function body, found %s", found);
-  } else if (E[YYSYMBOL_T_NUMBER] && E[YYSYMBOL_T_LPAREN]) {
+  } else if (E[YYSYMBOL_T_NUMBER] && E[YYSYMBOL_T_LPAREN] && E[YYSYMBOL_T_NOT]) {
     diag_error(d, loc, "expected an expression, found %s", found);
   } else if (E[YYSYMBOL_T_NUMBER]) {
     diag_error(d, loc, "expected a size (an integer or a name), found %s", found);

@@ -4,6 +4,7 @@
  * are caught earlier, by the checker in frontend/lower.c. */
 #include "ir.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ Module *ir_module_new(void) {
 void ir_module_free(Module *m) {
   if (m) {
     free(m->syms);
+    free(m->sym_poly);
     arena_free(m->arena);
   }
 }
@@ -34,7 +36,9 @@ int ir_sym(Module *m, const char *name) {
   if (m->nsyms == m->capsyms) {
     m->capsyms = m->capsyms ? 2 * m->capsyms : 16;
     m->syms = xrealloc(m->syms, sizeof(char *) * (size_t)m->capsyms);
+    m->sym_poly = xrealloc(m->sym_poly, sizeof(SizePoly *) * (size_t)m->capsyms);
   }
+  m->sym_poly[m->nsyms] = NULL;
   m->syms[m->nsyms] = arena_strdup(m->arena, name);
   return m->nsyms++;
 }
@@ -122,6 +126,18 @@ Type ir_scalar(DType dt) {
 
 Dim ir_lit(int64_t n) { return (Dim){n, -1}; }
 bool ir_dim_is(Dim d, int64_t n) { return d.sym < 0 && d.size == n; }
+bool ir_is_float(DType dt) { return dt == DT_F32 || dt == DT_F64; }
+
+double ir_wrap_i32(double v) {
+  if (!(v - v == 0)) /* NaN or infinite */
+    return 0;
+  double r = fmod(trunc(v), 4294967296.0); /* exact */
+  if (r >= 2147483648.0)
+    r -= 4294967296.0;
+  else if (r < -2147483648.0)
+    r += 4294967296.0;
+  return r + 0.0; /* no -0 */
+}
 
 bool ir_dim_eq(Dim a, Dim b) {
   return a.sym >= 0 || b.sym >= 0 ? a.sym == b.sym : a.size == b.size;
@@ -483,6 +499,8 @@ static Inst *build(Builder *b, Op op, Inst **args, int nargs, Inst proto) {
 Inst *ir_const(Builder *b, DType dt, double v) {
   if (dt == DT_F32) /* the literal is the f32 value the code will compute with */
     v = (float)v;
+  else if (dt == DT_I32) /* an integer literal: wraps as the arithmetic does */
+    v = ir_wrap_i32(v);
   Inst *i = ir_new_inst(b, OP_const, ir_scalar(dt), NULL, 0);
   i->num = v;
   return i;
@@ -530,7 +548,7 @@ Inst *ir_broadcast(Builder *b, Inst *x, const Type *to) {
 Inst *ir_reshape(Builder *b, Inst *x, const Type *to) {
   if (ir_shape_eq(&x->type, to))
     return x;
-  if (!ir_reshape_ok(&x->type, to))
+  if (!ir_reshape_ok(b->m, &x->type, to))
     die("bad reshape");
   Type t = *to;
   t.dtype = x->type.dtype;
@@ -570,6 +588,15 @@ Inst *ir_matmulz(Builder *b, Inst *x, Inst *y) {
   Inst *args[2] = {x, y};
   Inst proto = {0};
   return build(b, OP_matmulz, args, 2, proto);
+}
+
+Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t) {
+  Inst *args[2] = {x, idx};
+  Inst proto = {0};
+  proto.axes = 1u << axis;
+  proto.type = *t;
+  proto.type.dtype = x->type.dtype;
+  return build(b, op, args, 2, proto);
 }
 
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to) {

@@ -2,8 +2,10 @@
  *
  * A Module is a list of Funcs. A Function is an SSA program over tensors:
  * its parameters and instructions are all `Inst`s, each defining one value
- * with a dtype and a shape. Sizes may be symbolic (`n`), bound by the
- * arguments when the generated code runs. Calls between user functions are
+ * with a dtype (f32, f64, i32, bool) and a shape, and its results are a
+ * list (several results are several entries). Sizes may be symbolic (`n`),
+ * bound by the arguments when the generated code runs, or size expressions
+ * of such names (`n - 1`, ir/size.c). Calls between user functions are
  * inlined before AD (docs/internals.md says why).
  *
  * Control flow is structured, as MLIR's scf dialect: a loop or a branch is
@@ -63,7 +65,9 @@ enum { IR_MAX_RANK = 8 };
 
 typedef enum { DT_F32 = 1, DT_F64 = 2, DT_I32 = 3, DT_BOOL = 4 } DType; /* F32..I32 = sg_dtype */
 
-/* One dimension: a literal size, or the symbolic size Module.syms[sym]. */
+/* One dimension: a literal size, or the symbolic size Module.syms[sym]: a
+ * name the parameters bind, or a size expression of such names (`n - 1`,
+ * `d * k`; ir/size.c), interned so that equal polynomials are one symbol. */
 typedef struct Dim {
   int64_t size; /* when sym < 0 */
   int sym;      /* -1 for a literal */
@@ -82,10 +86,12 @@ typedef enum {
   OP_COUNT
 } Op;
 
-enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8 };
+enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8, F_INT = 16, F_INTONLY = 32, F_FAILS = 64,
+       F_AXIS = 128 };
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,
+  SH_LOGIC,
 } ShapeRule;
 
 /* The type of a region op itself: a tuple of its results, which only proj
@@ -127,7 +133,8 @@ struct Inst {
   int perm[IR_MAX_RANK];    /* transpose: result axis i is operand axis perm[i] */
   Type attr;                /* count: the dims whose product it is */
   Function *callee;             /* grad: the function differentiated */
-  int wrt;                  /* grad: the parameter index, param: its index */
+  int wrt;                  /* grad: the parameter index, param: its index,
+                               call: which result of the callee (0 if one) */
   int index;                /* proj: which result; arg: which block argument */
   Region *regions;          /* for, while, if: their bodies */
   int nregions;
@@ -161,13 +168,27 @@ struct Function {
   Function *next;
 };
 
+/* A size expression: the sum of coef * vars[0] * ... * vars[nvars-1]. */
+enum { IR_POLY_TERMS = 16, IR_POLY_DEGREE = 8 };
+typedef struct SizeTerm {
+  int64_t coef;
+  int nvars;
+  int vars[IR_POLY_DEGREE]; /* symbols of plain names, sorted by name */
+} SizeTerm;
+typedef struct SizePoly {
+  int nterms;
+  SizeTerm t[IR_POLY_TERMS]; /* canonical order, no zero terms */
+} SizePoly;
+
 typedef struct Module {
   Arena *arena;
   Function *funcs;
   Function *funcs_hint;     /* NULL or a function in the list: appends walk on from it */
   const char **syms;        /* names of symbolic sizes, interned */
+  SizePoly **sym_poly;      /* per symbol: its polynomial if derived, else NULL */
   int nsyms, capsyms;
   bool show_activity;       /* the printer marks active values (sgc-opt --passes=activity) */
+  const char *file;         /* the .sg file's name, for run-time error messages */
 } Module;
 
 /* ---- module and types (ir/ir.c) ---- */
@@ -185,6 +206,8 @@ void ir_remove_func(Module *m, Function *f);
 
 Type ir_scalar(DType dt);
 bool ir_dim_eq(Dim a, Dim b);
+bool ir_is_float(DType dt);                      /* f32 or f64 */
+double ir_wrap_i32(double v);    /* v truncated and wrapped to i32 (NaN, inf: 0) */
 bool ir_type_eq(const Type *a, const Type *b);   /* dtype and every dim */
 bool ir_shape_eq(const Type *a, const Type *b);  /* dims only */
 Dim ir_lit(int64_t n);
@@ -256,8 +279,25 @@ Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes);
 Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
 Inst *ir_matmul(Builder *b, Inst *x, Inst *y);
 Inst *ir_matmulz(Builder *b, Inst *x, Inst *y); /* zero annihilates, like mulz */
+/* An indexing op of ops.def (gather, slice, ...) along `axis`, of type t
+ * (its dtype is taken from x). */
+Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t);
 /* The sum of x over the axes broadcasting added, back to type `to`. */
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to);
+
+/* ---- size expressions (ir/size.c) ----
+ * The ops return false when the result would not fit (too many terms, a
+ * degree past IR_POLY_DEGREE, coefficients past int64). */
+SizePoly ir_poly_const(int64_t c);
+SizePoly ir_poly_of(const Module *m, Dim d);
+bool ir_poly_add(const Module *m, const SizePoly *a, const SizePoly *b, int sign, SizePoly *out);
+bool ir_poly_mul(const Module *m, const SizePoly *a, const SizePoly *b, SizePoly *out);
+bool ir_poly_eq(const SizePoly *a, const SizePoly *b);
+/* The Dim of a polynomial: a literal, a plain name, or a derived symbol. */
+Dim ir_poly_dim(Module *m, const SizePoly *p);
+bool ir_sym_derived(const Module *m, int sym);
+/* d with every plain name s replaced by map[s] (map[s].sym == -2: kept). */
+bool ir_subst_dim(Module *m, Dim d, const Dim *map, Dim *out);
 
 /* ---- shape rules (ir/shape.c) ----
  * Each returns false and writes a message (no location) on error. */
@@ -268,7 +308,7 @@ bool ir_matmul_type(const Module *m, const Type *a, const Type *b, Type *out,
                     char *err, size_t errlen);
 Type ir_reduce_type(const Type *x, unsigned axes);
 Type ir_transpose_type(const Type *x, const int *perm);
-bool ir_reshape_ok(const Type *from, const Type *to);
+bool ir_reshape_ok(const Module *m, const Type *from, const Type *to);
 /* The result type `i` must have given its operands, or false with a message. */
 bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen);
 

@@ -222,7 +222,7 @@ static void next(Parser *p) {
         break;
     }
     t->kind = T_NUM;
-  } else if (c != 0 && strchr("()[]{},:=^", c)) {
+  } else if (c != 0 && strchr("()[]{},:=^*+-", c)) { /* + - * in size expressions */
     bump(p);
     t->kind = T_PUNCT;
   } else {
@@ -355,8 +355,60 @@ static double parse_literal(Parser *p) {
   return v;
 }
 
+/* size   = sterm (("+" | "-") sterm)*      (ir/size.c spells them so)
+ * sterm  = sfactor ("*" sfactor)*
+ * sfactor = NUM | IDENT | "-"IDENT | "(" size ")" */
+static SizePoly parse_size(Parser *p);
+
+static SizePoly parse_size_factor(Parser *p) {
+  if (accept(p, '(')) {
+    SizePoly r = parse_size(p);
+    expect(p, ')');
+    return r;
+  }
+  bool neg = p->tok.kind == T_NUM && p->tok.len > 1 && p->tok.s[0] == '-' && is_alpha(p->tok.s[1]);
+  if (p->tok.kind == T_IDENT || neg) {
+    const char *s = p->tok.s + neg;
+    size_t len = p->tok.len - neg;
+    int sym = ir_sym(p->m, arena_strndup(p->m->arena, s, len));
+    if (ir_sym_derived(p->m, sym))
+      fail_at(p, p->tok.loc, "'%.*s' is not a size name", SHOW(s, len));
+    next(p);
+    SizePoly r = ir_poly_of(p->m, (Dim){0, sym});
+    if (neg)
+      r.t[0].coef = -1;
+    return r;
+  }
+  return ir_poly_const(parse_int(p, INT64_MAX, "a size"));
+}
+
+static SizePoly parse_size_term(Parser *p) {
+  Loc at = p->tok.loc;
+  SizePoly r = parse_size_factor(p);
+  while (accept(p, '*')) {
+    SizePoly f = parse_size_factor(p);
+    if (!ir_poly_mul(p->m, &r, &f, &r))
+      fail_at(p, at, "size expression too large");
+  }
+  return r;
+}
+
+static SizePoly parse_size(Parser *p) {
+  Loc at = p->tok.loc;
+  SizePoly r = parse_size_term(p);
+  for (;;) {
+    int sign = is_punct(p, '+') ? 1 : is_punct(p, '-') ? -1 : 0;
+    if (!sign)
+      return r;
+    next(p);
+    SizePoly t = parse_size_term(p);
+    if (!ir_poly_add(p->m, &r, &t, sign, &r))
+      fail_at(p, at, "size expression too large");
+  }
+}
+
 /* dims = "[" (dim ("," dim)*)? "]"
- * dim  = NUM | IDENT        (a literal size, or a symbolic one) */
+ * dim  = size                (a literal, a symbolic name, or an expression) */
 static void parse_dims(Parser *p, Type *t) {
   expect(p, '[');
   t->rank = 0;
@@ -366,14 +418,11 @@ static void parse_dims(Parser *p, Type *t) {
     if (t->rank == IR_MAX_RANK)
       fail_at(p, p->tok.loc, "more than %d dimensions", IR_MAX_RANK);
     Dim *d = &t->dim[t->rank++];
-    if (p->tok.kind == T_IDENT) {
-      d->sym = ir_sym(p->m, arena_strndup(p->m->arena, p->tok.s, p->tok.len));
-      d->size = 0;
-      next(p);
-    } else {
-      d->sym = -1;
-      d->size = parse_int(p, INT64_MAX, "a size");
-    }
+    Loc at = p->tok.loc;
+    SizePoly poly = parse_size(p);
+    *d = ir_poly_dim(p->m, &poly);
+    if (d->sym < 0 && d->size < 0)
+      fail_at(p, at, "a size cannot be negative");
   } while (accept(p, ','));
   expect(p, ']');
 }
@@ -466,15 +515,17 @@ typedef struct Attrs {
 } Attrs;
 
 /* attr    = "{" ( "axes" "=" intlist | "perm" "=" intlist | "wrt" "=" NUM
- *               | "index" "=" NUM ) "}"
+ *               | "index" "=" NUM | "result" "=" NUM ) "}"
  * intlist = "[" (NUM ("," NUM)*)? "]"      (each below IR_MAX_RANK) */
 static void parse_attr(Parser *p, Attrs *a) {
   expect(p, '{');
   Token key = p->tok;
   bool axes = is_word(p, "axes"), perm = is_word(p, "perm"), wrt = is_word(p, "wrt");
   bool index = is_word(p, "index");
+  bool result = is_word(p, "result"); /* a call's result index: kept in wrt */
+  wrt |= result;
   if (!axes && !perm && !wrt && !index)
-    fail_expected(p, "an attribute (axes, perm, wrt or index)");
+    fail_expected(p, "an attribute (axes, perm, wrt, index or result)");
   next(p);
   if ((axes && a->has_axes) || (perm && a->has_perm) || (wrt && a->has_wrt) ||
       (index && a->has_index)) {
@@ -524,7 +575,8 @@ static void parse_attr(Parser *p, Attrs *a) {
 static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, bool callee) {
   bool ok = true;
   const char *name = ir_ops[op].name;
-  bool reduce = ir_ops[op].shape == SH_REDUCE, transpose = op == OP_transpose;
+  bool reduce = ir_ops[op].shape == SH_REDUCE || (ir_ops[op].flags & F_AXIS),
+       transpose = op == OP_transpose;
   bool calls = op == OP_call || op == OP_grad;
   if (calls && !callee) {
     error_at(p, optok->loc, "%s needs a callee (@name)", name);
@@ -541,7 +593,7 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
     error_at(p, optok->loc, transpose ? "%s needs {perm=[...]}" : "%s takes no perm", name);
     ok = false;
   }
-  if ((op == OP_grad) != a->has_wrt) {
+  if (op != OP_call && (op == OP_grad) != a->has_wrt) {
     error_at(p, optok->loc, op == OP_grad ? "%s needs {wrt=N}" : "%s takes no wrt", name);
     ok = false;
   }
@@ -731,7 +783,11 @@ static void parse_inst(Parser *p, Function *f) {
     ok = check_form(p, op, &optok, &a, callee.kind == T_GLOBAL);
   Builder b = {p->m, f, NULL, res.loc, p->region};
   Inst *i = ir_new_inst(&b, op, type, (Inst **)args->data, args->len);
-  i->num = op == OP_const && type.dtype == DT_F32 ? (double)(float)num : num; /* as ir_const */
+  i->num = num;
+  if (op == OP_const && type.dtype == DT_F32) /* as ir_const */
+    i->num = (double)(float)num;
+  else if (op == OP_const && type.dtype == DT_I32)
+    i->num = ir_wrap_i32(num);
   i->axes = a.axes;
   memcpy(i->perm, a.perm, sizeof i->perm);
   i->wrt = a.wrt;
@@ -935,7 +991,7 @@ static void resolve_callees(Parser *p) {
       error_at(p, r->loc, "unknown function @%.*s", SHOW(r->name, r->len));
     } else if (i->op == OP_grad) {
       if (g->nresults != 1 || g->results[0]->type.rank != 0 ||
-          g->results[0]->type.dtype == DT_BOOL)
+          !ir_is_float(g->results[0]->type.dtype))
         error_at(p, r->loc, "grad needs @%s to return one float scalar", g->name);
       else if (i->nargs != g->nparams)
         error_at(p, r->loc, "grad of @%s takes %d operand%s, got %d", g->name, g->nparams,

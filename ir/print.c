@@ -92,6 +92,10 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
     fputs(k ? ", " : " ", out);
     print_value(out, i->args[k]);
   }
+  if (ir_ops[i->op].flags & F_AXIS) {
+    fputc(' ', out);
+    print_axes(out, i->axes);
+  }
   switch (ir_ops[i->op].shape) {
   case SH_REDUCE:
     fputc(' ', out);
@@ -110,6 +114,8 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
     fprintf(out, " {wrt=%d}", i->wrt);
   if (i->op == OP_proj)
     fprintf(out, " {index=%d}", i->index);
+  if (i->op == OP_call && i->wrt > 0)
+    fprintf(out, " {result=%d}", i->wrt);
   fputs(" : ", out);
   if (ir_ops[i->op].shape == SH_REGION) {
     fputc('(', out);

@@ -78,33 +78,25 @@ Type ir_transpose_type(const Type *x, const int *perm) {
   return t;
 }
 
-/* Element counts agree: the same literal product and the same multiset of
- * symbolic names (section 5). */
-bool ir_reshape_ok(const Type *from, const Type *to) {
+/* The element count of t as a polynomial; false if it does not fit. */
+static bool numel_poly(const Module *m, const Type *t, SizePoly *out) {
+  SizePoly p = ir_poly_const(1);
+  for (int i = 0; i < t->rank; i++) {
+    SizePoly d = ir_poly_of(m, t->dim[i]);
+    if (!ir_poly_mul(m, &p, &d, &p))
+      return false;
+  }
+  *out = p;
+  return true;
+}
+
+/* Element counts agree as polynomials (section 5): [k, d] holds as many
+ * elements as [d * k] or [2, n] as [n, 2]. */
+bool ir_reshape_ok(const Module *m, const Type *from, const Type *to) {
   if (ir_shape_eq(from, to))
     return true;
-  int64_t pa = 1, pb = 1;
-  int syms[2 * IR_MAX_RANK], ns = 0;
-  for (int i = 0; i < from->rank; i++) {
-    if (from->dim[i].sym >= 0)
-      syms[ns++] = from->dim[i].sym;
-    else if (__builtin_mul_overflow(pa, from->dim[i].size, &pa))
-      return false;
-  }
-  for (int i = 0; i < to->rank; i++) {
-    if (to->dim[i].sym < 0) {
-      if (__builtin_mul_overflow(pb, to->dim[i].size, &pb))
-        return false;
-      continue;
-    }
-    int k = 0;
-    while (k < ns && syms[k] != to->dim[i].sym)
-      k++;
-    if (k == ns)
-      return false;
-    syms[k] = syms[--ns];
-  }
-  return ns == 0 && pa == pb;
+  SizePoly a, b;
+  return numel_poly(m, from, &a) && numel_poly(m, to, &b) && ir_poly_eq(&a, &b);
 }
 
 static bool is_perm(const int *perm, int rank) {
@@ -115,6 +107,58 @@ static bool is_perm(const int *perm, int rank) {
     seen |= 1u << perm[i];
   }
   return true;
+}
+
+/* The indexing ops (ops.def): one axis K; operand 1 i32; shapes as listed
+ * there. */
+static bool index_type_ok(const Module *m, const Inst *i, char *err, size_t errlen) {
+  (void)m;
+  Inst *const *a = i->args;
+  const Type *x = &a[0]->type, *ix = &a[1]->type, *t = &i->type;
+  int k = __builtin_ctz(i->axes | 0x100u);
+  if (ix->dtype != DT_I32 || t->dtype != x->dtype || (i->axes & (i->axes - 1)) || !i->axes)
+    return FAIL("%s: one axis, an i32 index and the data's dtype", ir_ops[i->op].name);
+  switch (i->op) {
+  case OP_gather:
+  case OP_scatter_add: { /* big = small with axis K replaced by idx's axes */
+    const Type *small = i->op == OP_gather ? x : t, *big = i->op == OP_gather ? t : x;
+    if (k >= small->rank || big->rank != small->rank - 1 + ix->rank)
+      return FAIL("%s: bad ranks", ir_ops[i->op].name);
+    for (int j = 0; j < big->rank; j++) {
+      Dim want = j < k ? small->dim[j] : j < k + ix->rank ? ix->dim[j - k] : small->dim[j - ix->rank + 1];
+      if (!ir_dim_eq(want, big->dim[j]))
+        return FAIL("%s: bad shape", ir_ops[i->op].name);
+    }
+    return true;
+  }
+  case OP_take_along:
+  case OP_scatter_along: { /* data, index and result: one rank; index = result */
+    const Type *res = i->op == OP_take_along ? t : x, *data = i->op == OP_take_along ? x : t;
+    if (k >= data->rank || data->rank != res->rank || !ir_shape_eq(ix, res))
+      return FAIL("%s: bad shapes", ir_ops[i->op].name);
+    for (int j = 0; j < res->rank; j++)
+      if (j != k && !ir_dim_eq(res->dim[j], data->dim[j]))
+        return FAIL("%s: shapes differ off the axis", ir_ops[i->op].name);
+    return true;
+  }
+  default: { /* slice / unslice: equal but along K; a scalar start */
+    if (ix->rank != 0 || k >= x->rank || x->rank != t->rank)
+      return FAIL("%s: bad operands", ir_ops[i->op].name);
+    for (int j = 0; j < t->rank; j++)
+      if (j != k && !ir_dim_eq(t->dim[j], x->dim[j]))
+        return FAIL("%s: shapes differ off the axis", ir_ops[i->op].name);
+    return true;
+  }
+  }
+}
+
+/* Whether an op of this table entry takes operands of dtype dt. */
+static bool dtype_ok(const OpInfo *info, DType dt) {
+  if (dt == DT_BOOL)
+    return false;
+  if (dt == DT_I32)
+    return (info->flags & F_INT) != 0;
+  return (info->flags & F_INTONLY) == 0;
 }
 
 bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen) {
@@ -130,9 +174,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       if (i->type.rank != 0 || i->type.dtype == DT_BOOL)
         return FAIL("%s must be a number scalar", info->name);
     } else if (i->op == OP_convert) {
-      if (!ir_shape_eq(&a[0]->type, &i->type) || a[0]->type.dtype == DT_BOOL ||
-          i->type.dtype == DT_BOOL)
-        return FAIL("convert changes only the number dtype");
+      if (!ir_shape_eq(&a[0]->type, &i->type) || i->type.dtype == DT_BOOL)
+        return FAIL("convert changes only the dtype, to f32, f64 or i32");
     } else if (i->op == OP_proj) {
       if (ir_ops[a[0]->op].shape != SH_REGION)
         return FAIL("proj reads the result of a for, while or if");
@@ -144,8 +187,10 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
                     ir_type_str(m, &i->type, s2, sizeof s2));
+    } else if (ir_ops[i->op].flags & F_AXIS) {
+      return index_type_ok(m, i, err, errlen);
     } else if (i->op == OP_reshape) {
-      if (!ir_reshape_ok(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
+      if (!ir_reshape_ok(m, &a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot reshape %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
                     ir_type_str(m, &i->type, s2, sizeof s2));
     }
@@ -153,8 +198,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
   case SH_SAME:
   case SH_CMP:
     for (int k = 0; k < i->nargs; k++) {
-      if (a[k]->type.dtype == DT_BOOL)
-        return FAIL("%s needs number operands", info->name);
+      if (!dtype_ok(info, a[k]->type.dtype))
+        return FAIL("%s is not defined on %s", info->name, ir_dtype_name(a[k]->type.dtype));
       if (!ir_type_eq(&a[k]->type, &a[0]->type))
         return FAIL("%s operands differ: %s and %s", info->name,
                     ir_type_str(m, &a[0]->type, s1, sizeof s1),
@@ -169,11 +214,13 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       return FAIL("select needs a bool condition");
     if (!ir_shape_eq(&a[0]->type, &a[1]->type) || !ir_type_eq(&a[1]->type, &a[2]->type))
       return FAIL("select operands differ");
+    if (a[1]->type.dtype == DT_BOOL)
+      return FAIL("select picks numbers, not bool values");
     *out = a[1]->type;
     return true;
   case SH_REDUCE:
-    if (a[0]->type.dtype == DT_BOOL)
-      return FAIL("%s needs a float operand", info->name);
+    if (!dtype_ok(info, a[0]->type.dtype))
+      return FAIL("%s is not defined on %s", info->name, ir_dtype_name(a[0]->type.dtype));
     if (i->axes == 0 || (i->axes >> a[0]->type.rank) != 0)
       return FAIL("%s: bad axes for rank %d", info->name, a[0]->type.rank);
     *out = ir_reduce_type(&a[0]->type, i->axes);
@@ -187,9 +234,15 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
     *out = ir_scalar(IR_TUPLE);
     return true;
   case SH_MATMUL:
-    if (a[0]->type.dtype != a[1]->type.dtype || a[0]->type.dtype == DT_BOOL)
+    if (a[0]->type.dtype != a[1]->type.dtype || !ir_is_float(a[0]->type.dtype))
       return FAIL("matmul operands must have one float dtype");
     return ir_matmul_type(m, &a[0]->type, &a[1]->type, out, err, errlen);
+  case SH_LOGIC:
+    for (int k = 0; k < i->nargs; k++)
+      if (a[k]->type.dtype != DT_BOOL || !ir_shape_eq(&a[k]->type, &a[0]->type))
+        return FAIL("%s needs bool operands of one shape", info->name);
+    *out = a[0]->type;
+    return true;
   }
   return FAIL("unknown op");
 }

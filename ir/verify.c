@@ -231,7 +231,8 @@ static void verify_block(Verifier *v, Inst *first) {
     }
     if (i->op == OP_grad && (!i->callee || i->wrt < 0 || i->wrt >= i->callee->nparams))
       v->errors += report(m, f, i, v->after, "grad without a valid callee and wrt");
-    if (i->op == OP_call && (!i->callee || i->callee->nparams != i->nargs))
+    if (i->op == OP_call && (!i->callee || i->callee->nparams != i->nargs ||
+                             (i->wrt > 0 && i->wrt >= i->callee->nresults)))
       v->errors += report(m, f, i, v->after, "call without a matching callee");
     i->aux = (void *)(intptr_t)MARK_SEEN;
   }

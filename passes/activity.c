@@ -4,7 +4,8 @@
  * differentiated, through operations whose derivative is not identically
  * zero) and *useful* (the result depends on it, again through such
  * operations). stop_gradient's result is never varied, nor is anything fed
- * only by `const` parameters, literals, comparisons, sign/floor/ceil/round:
+ * only by `const` parameters, literals, comparisons, sign/floor/ceil/round,
+ * nor any i32 or bool value (section 7):
  * the AD pass builds no adjoint code for any of them, so no NaN or infinity
  * from their derivatives can reach a gradient (spec section 7).
  *
@@ -191,7 +192,7 @@ static void clear_aux(Inst *first) {
 
 void ad_activity(Function *f, const bool *differentiable) {
   for (int k = 0; k < f->nparams; k++)
-    f->params[k]->active = differentiable[k];
+    f->params[k]->active = differentiable[k] && differentiable_type(f->params[k]);
   vary_block(f->first);
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;

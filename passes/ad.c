@@ -255,6 +255,20 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     contribute(a, r, d);
   }
 }
+/* Indexing: each op is linear in its data, and its adjoint is its
+ * partner: gather <-> scatter_add, take_along <-> scatter_along, slice <->
+ * unslice, with the same index and axis. A scatter accumulates repeated
+ * indices; an index has no adjoint (i32). */
+static int axis_of(const Inst *y) { return __builtin_ctz(y->axes); }
+static void partner(AD *a, Inst *y, Inst *g, Op op) {
+  contribute(a, X, ir_index_op(B, op, g, Y2, axis_of(y), &X->type));
+}
+static void ad_gather(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_scatter_add); }
+static void ad_scatter_add(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_gather); }
+static void ad_take_along(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_scatter_along); }
+static void ad_scatter_along(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_take_along); }
+static void ad_slice(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_unslice); }
+static void ad_unslice(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_slice); }
 #undef X
 #undef Y2
 #undef B
@@ -299,16 +313,26 @@ void ad_clear_aux(Inst *first) {
 Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value) {
   Function *g = ir_func_new(m, name);
   g->loc = f->loc;
-  bool vjp = f->results[0]->type.rank > 0;
+  int nr = f->nresults;
+  bool vjp = nr > 1 || f->results[0]->type.rank > 0;
   g->kind = vjp ? FN_VJP : FN_GRAD;
-  bool *diff = xmalloc(sizeof(bool) * (size_t)(f->nparams + 1));
+  bool *diff = xmalloc(sizeof(bool) * (size_t)(f->nparams + nr + 1));
   for (int k = 0; k < f->nparams; k++) {
     Inst *p = f->params[k];
-    diff[k] = only_wrt >= 0 ? k == only_wrt : !p->is_const;
+    diff[k] = (only_wrt >= 0 ? k == only_wrt : !p->is_const) && ir_is_float(p->type.dtype);
     p->aux = ir_add_param(m, g, p->name, p->type, p->is_const);
   }
-  Inst *seed = vjp ? ir_add_param(m, g, ir_unique_name(m, g, "seed", "_in"), f->results[0]->type, true) : NULL;
-  diff[f->nparams] = false; /* the seed */
+  /* One cotangent per float result: `seed`, or seed0..seedm numbered by
+   * result position when there are several (spec section 9). */
+  Inst **seeds = xmalloc(sizeof(Inst *) * (size_t)nr);
+  for (int r = 0; r < nr; r++) {
+    seeds[r] = NULL;
+    if (!vjp || !ir_is_float(f->results[r]->type.dtype))
+      continue;
+    const char *want = nr == 1 ? "seed" : arena_printf(m->arena, "seed%d", r);
+    seeds[r] = ir_add_param(m, g, ir_unique_name(m, g, want, "_in"), f->results[r]->type, true);
+    diff[g->nparams - 1] = false;
+  }
 
   /* The primal sweep: a copy of f. */
   AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g};
@@ -316,27 +340,29 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     a.b.loc = i->loc;
     ir_copy_inst(&a.b, i, NULL, NULL);
   }
-  Inst *value = f->results[0]->aux;
-  Inst **newres = xmalloc(sizeof(Inst *));
-  newres[0] = value;
-  const char *out = ir_unique_name(m, g, "out", "_out");
-  ir_set_results(m, g, newres, &out, 1);
-  free(newres);
+  Inst **values = xmalloc(sizeof(Inst *) * (size_t)nr);
+  const char **outs = xmalloc(sizeof(char *) * (size_t)nr);
+  for (int r = 0; r < nr; r++) { /* names unique among g's parameters too */
+    values[r] = f->results[r]->aux;
+    outs[r] = ir_unique_name(m, g, f->result_names[r], "_out");
+  }
+  ir_set_results(m, g, values, outs, nr);
 
   ad_activity(g, diff);
 
   /* The adjoint sweep, appended after the primal one. */
   Inst *last = g->last;
-  if (value->active)
-    *ptrmap_slot(&a.adj, value) = seed ? seed : ir_const(&a.b, value->type.dtype, 1);
+  for (int r = 0; r < nr; r++)
+    if (values[r]->active)
+      contribute(&a, values[r], vjp ? seeds[r] : ir_const(&a.b, values[r]->type.dtype, 1));
   ad_reverse_block(&a, last);
 
   int nres = 0;
-  Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + 2));
-  const char **names = xmalloc(sizeof(char *) * (size_t)(f->nparams + 2));
-  if (with_value) {
-    res[nres] = value;
-    names[nres++] = g->result_names[0];
+  Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + nr + 1));
+  const char **names = xmalloc(sizeof(char *) * (size_t)(f->nparams + nr + 1));
+  for (int r = 0; with_value && r < nr; r++) {
+    res[nres] = values[r];
+    names[nres++] = g->result_names[r];
   }
   for (int k = 0; k < f->nparams; k++) {
     if (!diff[k])
@@ -359,13 +385,17 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   ad_clear_aux(f->first);
   free(res);
   free(names);
+  free(values);
+  free(outs);
+  free(seeds);
   free(diff);
   ptrmap_free(&a.adj);
   return g;
 }
 
 static const char *gradient_name(Module *m, const Function *f) {
-  return arena_printf(m->arena, "%s_%s", f->name, f->results[0]->type.rank > 0 ? "vjp" : "grad");
+  bool vjp = f->nresults > 1 || f->results[0]->type.rank > 0;
+  return arena_printf(m->arena, "%s_%s", f->name, vjp ? "vjp" : "grad");
 }
 
 /* Gradients are made for the exports that are not gradients themselves and
@@ -373,6 +403,15 @@ static const char *gradient_name(Module *m, const Function *f) {
  * trip a gradient is known by its name (the checker keeps exports from
  * taking such names). Names are looked up in sets: a module of thousands
  * of exports must not take a quadratic number of comparisons. */
+
+/* A function whose results are all i32 has nothing to differentiate. */
+static bool has_float_result(const Function *f) {
+  for (int k = 0; k < f->nresults; k++)
+    if (ir_is_float(f->results[k]->type.dtype))
+      return true;
+  return false;
+}
+
 void pass_ad(Module *m) {
   NameSet names = {0}, gradient_names = {0};
   for (Function *f = m->funcs; f; f = f->next) {
@@ -382,8 +421,8 @@ void pass_ad(Module *m) {
   }
   PtrVec todo = {0};
   for (Function *f = m->funcs; f; f = f->next)
-    if (f->exported && f->kind == FN_PLAIN && !nameset_has(&gradient_names, f->name) &&
-        !nameset_has(&names, gradient_name(m, f)))
+    if (f->exported && f->kind == FN_PLAIN && has_float_result(f) &&
+        !nameset_has(&gradient_names, f->name) && !nameset_has(&names, gradient_name(m, f)))
       vec_push(&todo, f);
   nameset_free(&names);
   nameset_free(&gradient_names);

@@ -54,22 +54,42 @@ static bool eval(Op op, const double *a, double *r) {
   return true;
 }
 
-/* i32 arithmetic wraps around (two's complement), so it is folded in
- * integers, not doubles. */
+/* i32 results: exact integer arithmetic, wrapped to 32 bits as the
+ * generated code wraps; a division by zero is left to fail at run time. */
 static bool eval_i32(Op op, const double *a, double *r) {
-  int64_t x = (int64_t)a[0], y = (int64_t)a[1], v;
+  int64_t x = (int64_t)a[0], y = 0;
   switch (op) {
-  case OP_neg: v = -x; break;
-  case OP_add: v = x + y; break;
-  case OP_sub: v = x - y; break;
-  case OP_mul: v = (int64_t)((uint64_t)x * (uint64_t)y); break;
-  case OP_maximum: v = x > y ? x : y; break;
-  case OP_minimum: v = x < y ? x : y; break;
-  case OP_stop_gradient: v = x; break;
+  case OP_convert: /* from a float: toward zero, saturating, NaN -> 0 */
+    *r = a[0] != a[0] ? 0 : a[0] >= 2147483647.0 ? 2147483647.0
+                      : a[0] <= -2147483648.0 ? -2147483648.0 : trunc(a[0]);
+    return true;
+  case OP_neg: *r = ir_wrap_i32((double)-x); return true;
+  case OP_abs: *r = ir_wrap_i32((double)(x < 0 ? -x : x)); return true;
+  case OP_sign: *r = (double)((x > 0) - (x < 0)); return true;
+  case OP_stop_gradient: *r = a[0]; return true;
+  default: break;
+  }
+  if (ir_ops[op].arity != 2)
+    return false;
+  y = (int64_t)a[1];
+  switch (op) {
+  case OP_add: *r = ir_wrap_i32((double)(x + y)); return true;
+  case OP_sub: *r = ir_wrap_i32((double)(x - y)); return true;
+  case OP_mul: *r = ir_wrap_i32((double)(x * y)); return true;
+  case OP_maximum: *r = (double)(x > y ? x : y); return true;
+  case OP_minimum: *r = (double)(x < y ? x : y); return true;
+  case OP_idiv:
+  case OP_mod: {
+    if (y == 0)
+      return false;
+    int64_t q = x / y;
+    if (q * y != x && ((x < 0) != (y < 0)))
+      q--;
+    *r = ir_wrap_i32((double)(op == OP_idiv ? q : x - q * y));
+    return true;
+  }
   default: return false;
   }
-  *r = (double)(int32_t)(uint32_t)(uint64_t)v;
-  return true;
 }
 
 static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
@@ -92,7 +112,7 @@ void pass_fold(Module *m) {
       if (i->op == OP_count) {
         int64_t n = ir_static_numel(&i->attr);
         if (n >= 0)
-          replace_by_literal(m, f, i, (double)n);
+          replace_by_literal(m, f, i, i->type.dtype == DT_I32 ? ir_wrap_i32((double)n) : (double)n);
         continue;
       }
       if ((i->op == OP_reshape || i->op == OP_transpose ||
@@ -111,10 +131,7 @@ void pass_fold(Module *m) {
           a[k] = l->num;
       }
       double r;
-      bool ints = i->args[0]->type.dtype == DT_I32;
-      if (ints && i->type.dtype != DT_I32) /* a conversion: exact for i32 */
-        ints = false;
-      if (all && (ints ? eval_i32(i->op, a, &r) : eval(i->op, a, &r)))
+      if (all && (i->type.dtype == DT_I32 ? eval_i32(i->op, a, &r) : eval(i->op, a, &r)))
         replace_by_literal(m, f, i, r);
     }
   for (Function *f = m->funcs; f; f = f->next)

@@ -32,11 +32,12 @@ typedef struct Inliner {
   int ncache, capcache;
 } Inliner;
 
-static Type subst(const Type *t, const Dim *map) {
+/* Size expressions are rebuilt over the caller's sizes (ir/size.c). */
+static Type subst(Module *m, const Type *t, const Dim *map) {
   Type r = *t;
   for (int j = 0; j < t->rank; j++)
-    if (t->dim[j].sym >= 0 && map[t->dim[j].sym].sym != -2)
-      r.dim[j] = map[t->dim[j].sym];
+    if (!ir_subst_dim(m, t->dim[j], map, &r.dim[j]))
+      die("size expression too large after inlining");
   return r;
 }
 
@@ -55,6 +56,7 @@ static Loc inlined_loc(Loc call, Loc at, const Function *callee) {
 }
 
 typedef struct Retype {
+  Module *m;
   const Dim *map;
   Loc call;
   const Function *callee;
@@ -64,8 +66,8 @@ typedef struct Retype {
  * caller's, and its location the call site's. */
 static void retype(Inst *c, void *ctx) {
   Retype *rt = ctx;
-  c->type = subst(&c->type, rt->map);
-  c->attr = subst(&c->attr, rt->map);
+  c->type = subst(rt->m, &c->type, rt->map);
+  c->attr = subst(rt->m, &c->attr, rt->map);
   c->loc = inlined_loc(rt->call, c->loc, rt->callee);
 }
 
@@ -90,10 +92,11 @@ static void inline_call(Inliner *in, Function *f, Inst *call) {
       arg = ir_unary(&b, OP_stop_gradient, arg);
     callee->params[k]->aux = arg;
   }
-  Retype rt = {map, call->loc, callee};
+  Retype rt = {m, map, call->loc, callee};
   for (Inst *i = callee->first; i; i = i->next)
     ir_copy_inst(&b, i, retype, &rt);
-  Inst *result = callee->results[0]->aux;
+  /* a call of a function with several results takes result number wrt */
+  Inst *result = callee->results[call->op == OP_call && call->wrt > 0 ? call->wrt : 0]->aux;
   for (int k = 0; k < callee->nparams; k++)
     callee->params[k]->aux = NULL;
   for (Inst *i = callee->first; i; i = ir_walk_next(i)) {
@@ -142,6 +145,7 @@ static void flatten(Inliner *in, Function *f) {
     if (i->op == OP_grad) {
       i->callee = gradient_of(in, i->callee, i->wrt);
       i->op = OP_call;
+      i->wrt = 0; /* the gradient function's one result */
     }
     inline_call(in, f, i);
   }

@@ -59,10 +59,10 @@ static void put_expected(msgbuf *mb, const sg_rt_sig *sig, const sg_rt_arg *a) {
 }
 
 static const char *dtype_name(int32_t dtype) {
-  return dtype == SG_F32 ? "f32" : dtype == SG_F64 ? "f64" : NULL;
+  return dtype == SG_F32 ? "f32" : dtype == SG_F64 ? "f64" : dtype == SG_I32 ? "i32" : NULL;
 }
 
-static int64_t elem_size(int32_t dtype) { return dtype == SG_F64 ? 8 : 4; }
+static int64_t elem_size(int32_t dtype) { return dtype == SG_F64 ? 8 : 4; /* f32, i32 */ }
 
 /* Does symbol s occur among the first n dimensions? */
 static int uses_sym(const int64_t *dims, int32_t n, int64_t s) {

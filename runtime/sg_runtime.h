@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SG_MAX_RANK 8
-typedef enum { SG_F32 = 1, SG_F64 = 2 } sg_dtype;
+typedef enum { SG_F32 = 1, SG_F64 = 2, SG_I32 = 3 } sg_dtype;
 typedef struct sg_tensor {
   void    *data;               /* contiguous, row-major */
   int64_t  shape[SG_MAX_RANK]; /* shape[0] is the outermost dimension */
@@ -24,7 +24,7 @@ typedef struct sg_tensor {
   int32_t  dtype;              /* an sg_dtype */
 } sg_tensor;
 enum { SG_OK = 0, SG_ERR_NULL, SG_ERR_DTYPE, SG_ERR_RANK, SG_ERR_SHAPE,
-       SG_ERR_ALIAS, SG_ERR_ALLOC };
+       SG_ERR_ALIAS, SG_ERR_ALLOC, SG_ERR_INDEX };
 const char *sg_last_error(void);  /* this thread's message for its last failure */
 void sg_set_num_threads(int n);   /* v2: threads a call may use; 0: all cores */
 void sg_release_workspace(void);  /* v2: free this thread's cached temporaries */

@@ -13,7 +13,7 @@
 /* One argument of a generated function, for sg_rt_check. */
 typedef struct sg_rt_arg {
   const char *name;     /* "w", "seed", "out", "d_w" */
-  int32_t dtype;        /* SG_F32 or SG_F64 */
+  int32_t dtype;        /* SG_F32, SG_F64 or SG_I32 */
   int32_t rank;
   int32_t is_output;    /* outputs may not overlap any other argument */
   int32_t reserved;
@@ -66,6 +66,19 @@ typedef struct sg_rt_tape {
 /* Room for `bytes` more at the end, or NULL if memory ran out. */
 void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes);
 void sg_rt_tape_free(sg_rt_tape *t);
+
+/* Failures found while a function runs (spec section 9): each sets
+ * "FUNC: WHERE: ..." (WHERE is "file.sg:LINE") and returns SG_ERR_INDEX. */
+int sg_rt_div_zero(const char *func, const char *where);
+int sg_rt_bad_index(const char *func, const char *where, int64_t index, int64_t size);
+
+/* Size expressions (`n - 1` in a result type): "FUNC: size n - 1 is -1 for
+ * these arguments; sizes cannot be negative", and an output whose shape
+ * disagrees with one: "FUNC: argument 'out' has shape [3], expected [n - 1]
+ * with n - 1 = 4". Both return SG_ERR_SHAPE. */
+int sg_rt_negative_size(const char *func, const char *size, int64_t value);
+int sg_rt_size_mismatch(const char *func, const char *arg, const sg_tensor *t,
+                        const char *expected, const char *size, int64_t value);
 
 /* Test hook: the n-th request for temporaries (sg_rt_ws_acquire, even one
  * the cached block serves, or sg_rt_alloc) from now on (0: the next) fails;

@@ -45,11 +45,15 @@ static inline int64_t sgt_numel(const sg_tensor *t) {
   return n;
 }
 static inline double sgt_get(const sg_tensor *t, int64_t i) {
+  if (t->dtype == SG_I32)
+    return ((int32_t *)t->data)[i];
   return t->dtype == SG_F64 ? ((double *)t->data)[i] : ((float *)t->data)[i];
 }
 static inline void sgt_set(sg_tensor *t, int64_t i, double v) {
   if (t->dtype == SG_F64)
     ((double *)t->data)[i] = v;
+  else if (t->dtype == SG_I32)
+    ((int32_t *)t->data)[i] = (int32_t)v;
   else
     ((float *)t->data)[i] = (float)v;
 }

@@ -1,0 +1,242 @@
+/* Code for the data operations of language version 2 that can fail while
+ * the function runs: integer division (by zero), and later indexing (out
+ * of range). A failure calls the runtime to set the message
+ * ("f: model.sg:9: ...") and branches to the body's failure exit, which
+ * frees the temporaries and returns SG_ERR_INDEX. A body with such an op
+ * computes its results aside and copies them out at the very end
+ * (cg_func.c), so a failure leaves every output untouched (spec section 9). */
+#include <string.h>
+
+#include "cg_internal.h"
+
+static LLVMValueRef i32c(Cg *g, int32_t v) { return LLVMConstInt(g->i32, (unsigned long long)(int64_t)v, 1); }
+
+/* "model.sg:9": the file's last path component and the instruction's line. */
+static LLVMValueRef where(Body *B, const Inst *at) {
+  const char *file = B->g->m->file ? B->g->m->file : "<input>";
+  const char *slash = strrchr(file, '/');
+  if (slash && slash[1])
+    file = slash + 1;
+  char buf[600];
+  snprintf(buf, sizeof buf, "%.500s:%d", file, at->loc.line);
+  return LLVMBuildGlobalStringPtr(B->g->b, buf, "where");
+}
+
+void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
+                int nargs) {
+  Cg *g = B->g;
+  if (B->par)
+    die("cg_fail_if inside a parallel loop (Body.no_par unset)");
+  LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "bad_value");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "checked");
+  LLVMValueRef br = LLVMBuildCondBr(g->b, bad, report, ok);
+  /* failures are rare: keep the fast path straight */
+  unsigned kind = LLVMGetMDKindIDInContext(g->ctx, "prof", 4);
+  LLVMMetadataRef md[3] = {LLVMMDStringInContext2(g->ctx, "branch_weights", 14),
+                           LLVMValueAsMetadata(i32c(g, 1)),
+                           LLVMValueAsMetadata(i32c(g, 1 << 20))};
+  LLVMSetMetadata(br, kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+  LLVMPositionBuilderAtEnd(g->b, report);
+  LLVMValueRef all[8];
+  LLVMTypeRef tys[8];
+  all[0] = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
+  all[1] = where(B, at);
+  tys[0] = tys[1] = g->ptr;
+  for (int k = 0; k < nargs && k < 6; k++) {
+    all[2 + k] = args[k];
+    tys[2 + k] = LLVMTypeOf(args[k]);
+  }
+  LLVMTypeRef fty = LLVMFunctionType(g->i32, tys, (unsigned)(2 + nargs), 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, rt);
+  if (!fn)
+    fn = LLVMAddFunction(g->mod, rt, fty);
+  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, fn, all, (unsigned)(2 + nargs), ""));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+/* Floor division and its modulo, from LLVM's truncating sdiv/srem: adjust
+ * by one where the remainder is non-zero and has the divisor's opposite
+ * sign. b = -1 is taken apart (INT_MIN / -1 overflows sdiv): a // -1 is
+ * -a, wrapping, and a % -1 is 0. */
+LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b) {
+  Cg *g = B->g;
+  LLVMBuilderRef bd = g->b;
+  LLVMValueRef zero = i32c(g, 0), one = i32c(g, 1), minus1 = i32c(g, -1);
+  if (!(LLVMIsAConstantInt(b) && LLVMConstIntGetSExtValue(b) != 0))
+    cg_fail_if(B, LLVMBuildICmp(bd, LLVMIntEQ, b, zero, ""), v, "sg_rt_div_zero", NULL, 0);
+  LLVMValueRef m1 = LLVMBuildICmp(bd, LLVMIntEQ, b, minus1, "");
+  LLVMValueRef safe = LLVMBuildSelect(bd, LLVMBuildOr(bd, m1, LLVMBuildICmp(bd, LLVMIntEQ, b, zero, ""), ""),
+                                      one, b, "");
+  LLVMValueRef q = LLVMBuildSDiv(bd, a, safe, "");
+  LLVMValueRef r = LLVMBuildSRem(bd, a, safe, "");
+  LLVMValueRef adjust = LLVMBuildAnd(bd, LLVMBuildICmp(bd, LLVMIntNE, r, zero, ""),
+                                     LLVMBuildICmp(bd, LLVMIntSLT, LLVMBuildXor(bd, r, b, ""), zero, ""), "");
+  if (v->op == OP_idiv) {
+    q = LLVMBuildSub(bd, q, LLVMBuildZExt(bd, adjust, g->i32, ""), "");
+    return LLVMBuildSelect(bd, m1, LLVMBuildSub(bd, zero, a, ""), q, "");
+  }
+  r = LLVMBuildSelect(bd, adjust, LLVMBuildAdd(bd, r, b, ""), r, "");
+  return LLVMBuildSelect(bd, m1, zero, r, "");
+}
+
+/* ---- indexing ---- */
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+/* A raw i32 index for an axis of `size`: negative counts from the end;
+ * outside the axis after that fails, naming the raw index. */
+static LLVMValueRef checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size) {
+  Cg *g = B->g;
+  LLVMValueRef r = LLVMBuildSExt(g->b, raw, g->i64, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, r, i64c(g, 0), "");
+  LLVMValueRef j = LLVMBuildSelect(g->b, neg, LLVMBuildAdd(g->b, r, size, ""), r, "");
+  LLVMValueRef args[2] = {r, size};
+  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntUGE, j, size, ""), at, "sg_rt_bad_index", args, 2);
+  return j;
+}
+
+/* The start of a slice of `len` positions from raw start s of an axis of
+ * `size`: s counts from the end when negative; s .. s + len must fit (the
+ * message names s when it is not a position of the axis, else the end
+ * s + len). A position x[i] is a slice of one. */
+static LLVMValueRef slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
+                                LLVMValueRef len) {
+  Cg *g = B->g;
+  LLVMValueRef r = LLVMBuildSExt(g->b, raw, g->i64, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, r, i64c(g, 0), "");
+  LLVMValueRef s = LLVMBuildSelect(g->b, neg, LLVMBuildAdd(g->b, r, size, ""), r, "");
+  /* s itself must be a position of the axis (or its end, for an empty slice) */
+  LLVMValueRef empty = LLVMBuildICmp(g->b, LLVMIntEQ, len, i64c(g, 0), "");
+  LLVMValueRef bad_start = LLVMBuildSelect(g->b, empty, LLVMBuildICmp(g->b, LLVMIntUGT, s, size, ""),
+                                           LLVMBuildICmp(g->b, LLVMIntUGE, s, size, ""), "");
+  LLVMValueRef end = LLVMBuildAdd(g->b, s, len, "");
+  LLVMValueRef bad_end = LLVMBuildICmp(g->b, LLVMIntSGT, end, size, "");
+  LLVMValueRef shown = LLVMBuildSelect(g->b, bad_start, r, end, "");
+  LLVMValueRef args[2] = {shown, size};
+  cg_fail_if(B, LLVMBuildOr(g->b, bad_start, bad_end, ""), at, "sg_rt_bad_index", args, 2);
+  return s;
+}
+
+static LLVMValueRef scalar_of(Body *B, const Inst *v) {
+  Idx z = {0, {0}, i64c(B->g, 0)};
+  return cg_eval(B, v, &z);
+}
+
+LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x) {
+  Cg *g = B->g;
+  const Inst *data = v->args[0], *ix = v->args[1];
+  int k = __builtin_ctz(v->axes);
+  const Type *t = &v->type;
+  if (x->rank < t->rank) { /* a flat position: recover the axes */
+    LLVMValueRef lin = x->lin;
+    for (int a = t->rank - 1; a >= 0; a--) {
+      LLVMValueRef d = cg_dim(B, t->dim[a]);
+      x->i[a] = a == 0 ? lin : LLVMBuildSRem(g->b, lin, d, "");
+      lin = a == 0 ? lin : LLVMBuildSDiv(g->b, lin, d, "");
+    }
+    x->rank = t->rank;
+  }
+  Idx y = {data->type.rank, {0}, NULL};
+  switch (v->op) {
+  case OP_gather: {
+    int ri = ix->type.rank;
+    Idx w = {ri, {0}, ri == 0 ? i64c(g, 0) : NULL};
+    for (int a = 0; a < ri; a++)
+      w.i[a] = x->i[k + a];
+    LLVMValueRef j = checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, data->type.dim[k]));
+    for (int a = 0; a < data->type.rank; a++)
+      y.i[a] = a < k ? x->i[a] : a == k ? j : x->i[a + ri - 1];
+    break;
+  }
+  case OP_take_along: {
+    Idx w = *x;
+    w.lin = NULL;
+    LLVMValueRef j = checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, data->type.dim[k]));
+    for (int a = 0; a < data->type.rank; a++)
+      y.i[a] = a == k ? j : x->i[a];
+    break;
+  }
+  case OP_slice: {
+    LLVMValueRef s = slice_start(B, v, scalar_of(B, ix), cg_dim(B, data->type.dim[k]),
+                                 cg_dim(B, t->dim[k]));
+    for (int a = 0; a < data->type.rank; a++)
+      y.i[a] = a == k ? LLVMBuildAdd(g->b, s, x->i[a], "") : x->i[a];
+    break;
+  }
+  default: { /* unslice: data placed at s, zeros around */
+    LLVMValueRef len = cg_dim(B, data->type.dim[k]);
+    LLVMValueRef s = slice_start(B, v, scalar_of(B, ix), cg_dim(B, t->dim[k]), len);
+    LLVMValueRef j = LLVMBuildSub(g->b, x->i[k], s, "");
+    LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, j, len, "");
+    for (int a = 0; a < data->type.rank; a++)
+      y.i[a] = a == k ? j : x->i[a];
+    /* read the data only inside it (it may be empty) */
+    LLVMTypeRef et = cg_elem_type(g, t->dtype);
+    LLVMValueRef zero = ir_is_float(t->dtype) ? LLVMConstReal(et, 0) : LLVMConstNull(et);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef inside = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "inside");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
+    LLVMBuildCondBr(g->b, in, inside, join);
+    LLVMPositionBuilderAtEnd(g->b, inside);
+    LLVMValueRef val = cg_eval(B, data, &y);
+    LLVMBasicBlockRef inside_end = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, et, "");
+    LLVMValueRef vals[2] = {zero, val};
+    LLVMBasicBlockRef bbs[2] = {from, inside_end};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    return phi;
+  }
+  }
+  return cg_eval(B, data, &y);
+}
+
+typedef struct Scatter {
+  const Inst *v;
+  LLVMValueRef out;
+} Scatter;
+
+/* out[position of g's element p] += g[p] */
+static void scatter_one(Body *B, Idx *p, void *ctx) {
+  Scatter *sc = ctx;
+  const Inst *v = sc->v, *src = v->args[0], *ix = v->args[1];
+  Cg *g = B->g;
+  int k = __builtin_ctz(v->axes);
+  const Type *t = &v->type;
+  p->lin = NULL;
+  Idx o = {t->rank, {0}, NULL};
+  if (v->op == OP_scatter_add) {
+    int ri = ix->type.rank;
+    Idx w = {ri, {0}, ri == 0 ? i64c(g, 0) : NULL};
+    for (int a = 0; a < ri; a++)
+      w.i[a] = p->i[k + a];
+    LLVMValueRef j = checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, t->dim[k]));
+    for (int a = 0; a < t->rank; a++)
+      o.i[a] = a < k ? p->i[a] : a == k ? j : p->i[a + ri - 1];
+  } else {
+    Idx w = *p;
+    LLVMValueRef j = checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, t->dim[k]));
+    for (int a = 0; a < t->rank; a++)
+      o.i[a] = a == k ? j : p->i[a];
+  }
+  LLVMValueRef e = cg_eval(B, src, p);
+  LLVMValueRef lin = cg_lin(B, &o, t);
+  LLVMValueRef cur = cg_load(B, t->dtype, sc->out, lin);
+  LLVMValueRef sum = ir_is_float(t->dtype) ? LLVMBuildFAdd(g->b, cur, e, "") : LLVMBuildAdd(g->b, cur, e, "");
+  cg_store(B, t->dtype, sc->out, lin, sum);
+}
+
+void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out) {
+  Cg *g = B->g;
+  void *loop;
+  LLVMValueRef i = cg_loop_begin(B, cg_numel(B, &v->type), &loop);
+  LLVMTypeRef et = cg_elem_type(g, v->type.dtype);
+  cg_store(B, v->type.dtype, out, i, ir_is_float(v->type.dtype) ? LLVMConstReal(et, 0) : LLVMConstNull(et));
+  cg_loop_end(B, loop);
+  Scatter sc = {v, out};
+  Idx p = {0, {0}, NULL};
+  if (v->args[0]->type.rank == 0)
+    p.lin = i64c(g, 0);
+  cg_loop_all(B, &v->args[0]->type, &p, scatter_one, &sc);
+}

@@ -1,0 +1,40 @@
+/* index.c: the messages of failures found while a generated function runs
+ * (spec section 9): an integer division by zero, an index out of range.
+ * The generated code calls these on its cold path and then returns
+ * SG_ERR_INDEX without having written any output. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "rt_internal.h"
+#include "sgrt.h"
+
+int sg_rt_div_zero(const char *func, const char *where) {
+  sg_rt_set_error("%s: %s: integer division by zero", func, where);
+  return SG_ERR_INDEX;
+}
+
+int sg_rt_bad_index(const char *func, const char *where, int64_t index, int64_t size) {
+  sg_rt_set_error("%s: %s: index %" PRId64 " is out of range for an axis of size %" PRId64, func,
+                  where, index, size);
+  return SG_ERR_INDEX;
+}
+
+int sg_rt_negative_size(const char *func, const char *size, int64_t value) {
+  sg_rt_set_error("%s: size %s is %" PRId64 " for these arguments; sizes cannot be negative",
+                  func, size, value);
+  return SG_ERR_SHAPE;
+}
+
+int sg_rt_size_mismatch(const char *func, const char *arg, const sg_tensor *t,
+                        const char *expected, const char *size, int64_t value) {
+  char shape[256];
+  size_t n = 0;
+  n += (size_t)snprintf(shape + n, sizeof shape - n, "[");
+  for (int32_t d = 0; d < t->rank && n < sizeof shape; d++)
+    n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%" PRId64, d ? ", " : "", t->shape[d]);
+  if (n < sizeof shape)
+    snprintf(shape + n, sizeof shape - n, "]");
+  sg_rt_set_error("%s: argument '%s' has shape %s, expected %s with %s = %" PRId64, func, arg,
+                  shape, expected, size, value);
+  return SG_ERR_SHAPE;
+}
