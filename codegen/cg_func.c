@@ -256,16 +256,23 @@ static void emit_versions(Body *B, LLVMValueRef n, Version *version, void *ctx) 
     version(B, ctx, n, worth != NULL);
     return;
   }
+  /* Blocks in layout order (test, small version, big version, join), so
+   * that each statement is a single-entry single-exit run of blocks that
+   * cg_split.c can move into a function of its own. */
+  LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef small = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "small");
-  LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "big");
-  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
-  LLVMBuildCondBr(g->b, worth, big, small);
   LLVMPositionBuilderAtEnd(g->b, small);
   version(B, ctx, n, false);
-  LLVMBuildBr(g->b, join);
+  LLVMBasicBlockRef small_end = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "big");
   LLVMPositionBuilderAtEnd(g->b, big);
   version(B, ctx, n, true);
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
   LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, small_end);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, test);
+  LLVMBuildCondBr(g->b, worth, big, small);
   LLVMPositionBuilderAtEnd(g->b, join);
 }
 
