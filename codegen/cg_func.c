@@ -138,6 +138,8 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
       return LLVMBuildTrunc(g->b, numel(B, &v->attr, 0, v->attr.rank), g->i32, "");
     return LLVMBuildSIToFP(g->b, numel(B, &v->attr, 0, v->attr.rank),
                            cg_elem_type(g, v->type.dtype), "");
+  case OP_arange: /* i32[n]: its own position */
+    return LLVMBuildTrunc(g->b, lin_of(B, x, &v->type), g->i32, "");
   case OP_broadcast: {
     const Type *src = &v->args[0]->type;
     Idx y = {src->rank, {0}, NULL};
@@ -199,7 +201,7 @@ static bool flat_ok(Body *B, const Inst *v) {
 
 /* The same for v's definition (its own memory aside). */
 static bool flat_def_ok(Body *B, const Inst *v) {
-  if (v->op == OP_const || v->op == OP_count)
+  if (v->op == OP_const || v->op == OP_count || v->op == OP_arange)
     return true;
   if (v->op == OP_broadcast)
     return v->args[0]->type.rank == 0 && flat_ok(B, v->args[0]);
@@ -497,7 +499,7 @@ void cg_loop_end(Body *B, void *loop) {
 /* ---- deciding memory ---- */
 
 static bool cheap(const Inst *v) {
-  return v->op == OP_const || v->op == OP_count || v->op == OP_broadcast ||
+  return v->op == OP_const || v->op == OP_count || v->op == OP_arange || v->op == OP_broadcast ||
          v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
 }
 
@@ -945,6 +947,8 @@ void cg_emit_block(Body *B, Inst *first) {
       cg_emit_scatter(B, i, s->buf);
     else if (ir_ops[i->op].shape == SH_REDUCE)
       emit_reduce(B, i, s->buf);
+    else if (ir_ops[i->op].shape == SH_ARG)
+      cg_emit_argreduce(B, i, s->buf);
     else
       emit_fill(B, i, s->buf);
   }

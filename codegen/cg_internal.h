@@ -132,6 +132,11 @@ void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMV
                 int nargs);
 /* a // b and a % b on i32 (Python's floor rules); b == 0 fails. */
 LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b);
+/* ---- cg_ctor.c ---- */
+/* argmax/argmin into out; an empty axis fails (SG_ERR_INDEX). */
+void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out);
+/* uniform, normal, split into out (runtime/philox.c). */
+void cg_emit_random(Body *B, const Inst *v, LLVMValueRef out);
 /* ---- cg_debug.c: -g (each does nothing without it) ---- */
 void cg_debug_begin(Cg *g, const char *path, bool optimized);
 /* fn (just added) is f's code: give it a subprogram and the builder f's line. */

@@ -102,6 +102,7 @@ static void add_fn(Ctx *c, Func *f) {
 typedef enum {
   B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
   B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD, B_TAKE, B_TAKE_ALONG,
+  B_MAKE, B_FULL, B_ARANGE, B_ARG,
 } BuiltinKind;
 
 static const struct Builtin {
@@ -127,6 +128,9 @@ static const struct Builtin {
     {"zeros_like", B_ZEROS, OP_const}, {"ones_like", B_ONES, OP_const},
     {"stop_gradient", B_STOP, OP_stop_gradient}, {"grad", B_GRAD, OP_grad},
     {"take", B_TAKE, OP_gather}, {"take_along_axis", B_TAKE_ALONG, OP_take_along},
+    {"zeros", B_MAKE, OP_const},      {"ones", B_MAKE, OP_const},
+    {"full", B_FULL, OP_broadcast},   {"arange", B_ARANGE, OP_arange},
+    {"argmax", B_ARG, OP_argmax},     {"argmin", B_ARG, OP_argmin},
 };
 
 static const struct Builtin *find_builtin(const char *name) {
@@ -399,6 +403,7 @@ static Val lower_intdiv(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) 
 }
 
 static Val lower_expr(Ctx *c, Expr *e);
+static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi);
 static Val lower_take(Ctx *c, Expr *call, const struct Builtin *bi);
 static Val lower_index(Ctx *c, Expr *e);
 
@@ -881,8 +886,184 @@ static Val lower_call(Ctx *c, Expr *e) {
   case B_TAKE:
   case B_TAKE_ALONG:
     return lower_take(c, e, bi);
+  case B_MAKE:
+  case B_FULL:
+  case B_ARANGE:
+  case B_ARG:
+    return lower_ctor(c, e, bi);
   }
   die("unhandled builtin %s", name);
+}
+
+/* ---- constructors and positions (spec section 6) ---- */
+
+/* A size written as an expression (the argument of arange, a dim of a type
+ * argument `f32[n - 1]`, which the parser reads as an index expression) as
+ * the AstDim the type checker takes. NULL after an error. */
+static AstDim *expr_dim(Ctx *c, Expr *e) {
+  AstDim *d = ARENA_NEW(c->m->arena, AstDim);
+  d->loc = e->loc;
+  switch (e->kind) {
+  case EX_NUMBER:
+    d->bad = (e->text && strpbrk(e->text, ".eE")) || e->num != floor(e->num) || e->num > 1e15;
+    d->size = d->bad ? 0 : (int64_t)e->num;
+    return d;
+  case EX_NAME:
+    if (size_sym(c, e->name) < 0)
+      for (Binding *b = c->scope; b; b = b->up)
+        if (strcmp(b->name, e->name) == 0) {
+          ERR(c, e->loc, "'%s' is a value, not a size: sizes are literals, the function's size "
+                         "names and size expressions of them, like n - 1", e->name);
+          return NULL;
+        }
+    d->name = e->name;
+    return d;
+  case EX_BINARY:
+    if (e->op == BIN_ADD || e->op == BIN_SUB || e->op == BIN_MUL) {
+      d->op = e->op == BIN_ADD ? '+' : e->op == BIN_SUB ? '-' : '*';
+      d->lhs = expr_dim(c, e->lhs);
+      d->rhs = d->lhs ? expr_dim(c, e->rhs) : NULL;
+      return d->rhs ? d : NULL;
+    }
+    break;
+  default:
+    break;
+  }
+  ERR(c, e->loc, "a size must be a literal, a size name or a size expression like n - 1");
+  return NULL;
+}
+
+/* The type argument of a constructor: `f32` or `f32[n, h]`. */
+static bool type_arg(Ctx *c, Expr *e, const char *fname, Type *t) {
+  Expr *base = e->kind == EX_INDEX ? e->lhs : e;
+  if (base->kind != EX_DTYPE) {
+    ERR(c, e->loc, "the first argument of '%s' must be a type, like f32[n, h] or f32%s", fname,
+        strcmp(fname, "zeros") == 0 ? "; zeros_like(x) takes a value"
+        : strcmp(fname, "ones") == 0 ? "; ones_like(x) takes a value" : "");
+    return false;
+  }
+  if (base->dtype == AST_BOOL) {
+    ERR(c, base->loc, "'%s' makes f32, f64 or i32 values, not bool", fname);
+    return false;
+  }
+  *t = ir_scalar((DType)base->dtype);
+  if (e->kind != EX_INDEX)
+    return true;
+  AstDim *head = NULL, **tail = &head;
+  for (Index *ix = e->index; ix; ix = ix->next) {
+    if (ix->slice) {
+      ERR(c, ix->loc, "a size must be a literal, a size name or a size expression like n - 1");
+      return false;
+    }
+    if (!(*tail = expr_dim(c, ix->pos)))
+      return false;
+    tail = &(*tail)->next;
+  }
+  return lower_dims(c, head, e->nindex, e->loc, false, t);
+}
+
+/* argmax/argmin (x, axis=K): without an axis, of x flattened. */
+static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+  static const char *const kws[] = {"axis", NULL};
+  if (!check_arity(c, call, bi->name, 1, 1, kws))
+    return BAD;
+  Val x = value_arg(c, nth_positional(call, 0)->value);
+  if (!x.v || !not_bool(c, x, call->loc))
+    return BAD;
+  int rank = x.v->type.rank;
+  Arg *ax = keyword(call, "axis");
+  int64_t k = 0;
+  if (ax) {
+    if (!int_literal(ax->value, &k)) {
+      ERR(c, ax->value->loc, "axis must be an integer literal");
+      return BAD;
+    }
+    if (k < -rank || k >= rank) {
+      if (rank == 0)
+        ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar",
+            (long long)k);
+      else
+        ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
+            (long long)k, rank, -rank, rank - 1);
+      return BAD;
+    }
+    k = k < 0 ? k + rank : k;
+  }
+  c->b.loc = call->loc;
+  if (rank == 0) /* the one position of a scalar */
+    return (Val){.v = ir_const(&c->b, DT_I32, 0), .weak = false};
+  Inst *v = concrete(c, x, DT_F32).v;
+  if (!ax && rank > 1) { /* the flat row-major position */
+    SizePoly n = ir_poly_const(1);
+    for (int j = 0; j < rank; j++) {
+      SizePoly d = ir_poly_of(c->m, v->type.dim[j]);
+      if (!ir_poly_mul(c->m, &n, &d, &n)) {
+        ERR(c, call->loc, "the element count of this tensor is too large a size expression");
+        return BAD;
+      }
+    }
+    Type flat = ir_scalar(v->type.dtype);
+    flat.rank = 1;
+    flat.dim[0] = ir_poly_dim(c->m, &n);
+    v = ir_reshape(&c->b, v, &flat);
+  }
+  if (ir_dim_is(v->type.dim[k], 0)) {
+    ERR(c, call->loc, "'%s' along an axis of size 0 has no position", bi->name);
+    return BAD;
+  }
+  Type t = ir_reduce_type(&v->type, 1u << k);
+  t.dtype = DT_I32;
+  Inst *r = ir_new_inst(&c->b, bi->op, t, &v, 1);
+  r->axes = 1u << k;
+  return (Val){.v = r, .weak = false};
+}
+
+static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi) {
+  const char *name = bi->name;
+  Type t;
+  switch (bi->kind) {
+  case B_MAKE:
+    if (!check_arity(c, call, name, 1, 1, NULL) ||
+        !type_arg(c, nth_positional(call, 0)->value, name, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_const_like(&c->b, &t, strcmp(name, "ones") == 0), .weak = false};
+  case B_FULL: {
+    if (!check_arity(c, call, name, 2, 2, NULL) ||
+        !type_arg(c, nth_positional(call, 0)->value, name, &t))
+      return BAD;
+    Expr *ve = nth_positional(call, 1)->value;
+    Val v = value_arg(c, ve);
+    if (!v.v || !not_bool(c, v, ve->loc) || !weak_fits(c, v, t.dtype, ve->loc))
+      return BAD;
+    v = concrete(c, v, t.dtype);
+    if (v.v->type.dtype != t.dtype) {
+      ERR(c, ve->loc, "the value of 'full' must be %s like its type, got %s; convert it with "
+                      "%s(...)", ir_dtype_name(t.dtype), ir_dtype_name(v.v->type.dtype),
+          ir_dtype_name(t.dtype));
+      return BAD;
+    }
+    if (!ir_can_broadcast_to(&v.v->type, &t)) {
+      ERR(c, ve->loc, "cannot broadcast %s to %s in 'full'", dstr(c, &v.v->type), dstr(c, &t));
+      return BAD;
+    }
+    c->b.loc = call->loc;
+    return (Val){.v = ir_broadcast(&c->b, v.v, &t), .weak = false};
+  }
+  case B_ARANGE: {
+    if (!check_arity(c, call, name, 1, 1, NULL))
+      return BAD;
+    Expr *ne = nth_positional(call, 0)->value;
+    AstDim *d = expr_dim(c, ne);
+    t = ir_scalar(DT_I32);
+    if (!d || !lower_dims(c, d, 1, ne->loc, false, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, OP_arange, t, NULL, 0), .weak = false};
+  }
+  default:
+    return lower_argreduce(c, call, bi);
+  }
 }
 
 /* ---- indexing (spec section 6) ---- */
@@ -1045,6 +1226,11 @@ static Inst *gather_along(Ctx *c, Inst *x, Inst *idx, int k, Loc loc) {
 }
 
 static Val lower_index(Ctx *c, Expr *e) {
+  if (e->lhs->kind == EX_DTYPE) {
+    ERR(c, e->loc, "a type like %s[n] is only valid as the first argument of zeros, ones, full, "
+                   "uniform or normal", dtype_word(e->lhs->dtype));
+    return BAD;
+  }
   Val base = value_arg(c, e->lhs);
   if (!base.v)
     return BAD;

@@ -91,7 +91,7 @@ enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8, F_INT = 16, F_INTONLY = 32, F_FAI
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,
-  SH_LOGIC,
+  SH_LOGIC, SH_ARG,
 } ShapeRule;
 
 /* The type of a region op itself: a tuple of its results, which only proj

@@ -187,6 +187,9 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
                     ir_type_str(m, &i->type, s2, sizeof s2));
+    } else if (i->op == OP_arange) {
+      if (i->type.rank != 1 || i->type.dtype != DT_I32)
+        return FAIL("arange gives an i32 vector");
     } else if (ir_ops[i->op].flags & F_AXIS) {
       return index_type_ok(m, i, err, errlen);
     } else if (i->op == OP_reshape) {
@@ -237,6 +240,14 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
     if (a[0]->type.dtype != a[1]->type.dtype || !ir_is_float(a[0]->type.dtype))
       return FAIL("matmul operands must have one float dtype");
     return ir_matmul_type(m, &a[0]->type, &a[1]->type, out, err, errlen);
+  case SH_ARG:
+    if (!dtype_ok(info, a[0]->type.dtype))
+      return FAIL("%s is not defined on %s", info->name, ir_dtype_name(a[0]->type.dtype));
+    if (i->axes == 0 || (i->axes & (i->axes - 1)) || (i->axes >> a[0]->type.rank) != 0)
+      return FAIL("%s: one axis of the operand's %d", info->name, a[0]->type.rank);
+    *out = ir_reduce_type(&a[0]->type, i->axes);
+    out->dtype = DT_I32;
+    return true;
   case SH_LOGIC:
     for (int k = 0; k < i->nargs; k++)
       if (a[k]->type.dtype != DT_BOOL || !ir_shape_eq(&a[k]->type, &a[0]->type))

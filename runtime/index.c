@@ -19,6 +19,11 @@ int sg_rt_bad_index(const char *func, const char *where, int64_t index, int64_t 
   return SG_ERR_INDEX;
 }
 
+int sg_rt_empty_axis(const char *func, const char *where) {
+  sg_rt_set_error("%s: %s: argmax/argmin along an axis of size 0 has no position", func, where);
+  return SG_ERR_INDEX;
+}
+
 int sg_rt_negative_size(const char *func, const char *size, int64_t value) {
   sg_rt_set_error("%s: size %s is %" PRId64 " for these arguments; sizes cannot be negative",
                   func, size, value);

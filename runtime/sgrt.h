@@ -71,6 +71,7 @@ void sg_rt_tape_free(sg_rt_tape *t);
  * "FUNC: WHERE: ..." (WHERE is "file.sg:LINE") and returns SG_ERR_INDEX. */
 int sg_rt_div_zero(const char *func, const char *where);
 int sg_rt_bad_index(const char *func, const char *where, int64_t index, int64_t size);
+int sg_rt_empty_axis(const char *func, const char *where); /* argmax/argmin */
 
 /* Size expressions (`n - 1` in a result type): "FUNC: size n - 1 is -1 for
  * these arguments; sizes cannot be negative", and an output whose shape
