@@ -69,3 +69,26 @@ void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out) {
   Idx o;
   cg_loop_all(B, &v->type, &o, arg_at, &a);
 }
+
+/* sg_rt_random(kind, dtype, key, nkey, out, n): a scalar key is passed
+ * through a one-element array. */
+void cg_emit_random(Body *B, const Inst *v, LLVMValueRef out) {
+  Cg *g = B->g;
+  const Inst *key = v->args[0];
+  LLVMValueRef kp, nk;
+  if (key->type.rank == 0) {
+    kp = cg_entry_alloca(B, g->i32);
+    LLVMBuildStore(g->b, cg_eval_scalar(B, key), kp);
+    nk = i64c(g, 1);
+  } else {
+    kp = cg_slot(B, key)->buf;
+    nk = cg_numel(B, &key->type);
+  }
+  int kind = v->op == OP_uniform ? 0 : v->op == OP_normal ? 1 : 2;
+  LLVMTypeRef ps[6] = {g->i32, g->i32, g->ptr, g->i64, g->ptr, g->i64}, fty;
+  LLVMValueRef fn = cg_rt(g, "sg_rt_random", g->vd, ps, 6, &fty);
+  LLVMValueRef args[6] = {LLVMConstInt(g->i32, (unsigned)kind, 0),
+                          LLVMConstInt(g->i32, (unsigned)v->type.dtype, 0), kp, nk, out,
+                          cg_numel(B, &v->type)};
+  LLVMBuildCall2(g->b, fty, fn, args, 6, "");
+}

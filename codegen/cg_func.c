@@ -539,6 +539,9 @@ static void plan(Body *B) {
       }
     } else if (i->op == OP_transpose || i->op == OP_reshape) {
       slot(B, i->args[0])->has_buf = true;
+    } else if ((i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) &&
+               i->args[0]->type.rank > 0) { /* the runtime reads a key tensor */
+      slot(B, i->args[0])->has_buf = true;
     } else if (i->op == OP_broadcast && !cheap(i->args[0])) {
       slot(B, i->args[0])->has_buf = true;
     }
@@ -949,6 +952,8 @@ void cg_emit_block(Body *B, Inst *first) {
       emit_reduce(B, i, s->buf);
     else if (ir_ops[i->op].shape == SH_ARG)
       cg_emit_argreduce(B, i, s->buf);
+    else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)
+      cg_emit_random(B, i, s->buf);
     else
       emit_fill(B, i, s->buf);
   }

@@ -102,7 +102,7 @@ static void add_fn(Ctx *c, Func *f) {
 typedef enum {
   B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
   B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD, B_TAKE, B_TAKE_ALONG,
-  B_MAKE, B_FULL, B_ARANGE, B_ARG,
+  B_MAKE, B_FULL, B_ARANGE, B_ARG, B_RANDOM, B_SPLIT,
 } BuiltinKind;
 
 static const struct Builtin {
@@ -131,6 +131,8 @@ static const struct Builtin {
     {"zeros", B_MAKE, OP_const},      {"ones", B_MAKE, OP_const},
     {"full", B_FULL, OP_broadcast},   {"arange", B_ARANGE, OP_arange},
     {"argmax", B_ARG, OP_argmax},     {"argmin", B_ARG, OP_argmin},
+    {"uniform", B_RANDOM, OP_uniform}, {"normal", B_RANDOM, OP_normal},
+    {"split", B_SPLIT, OP_split},
 };
 
 static const struct Builtin *find_builtin(const char *name) {
@@ -890,6 +892,8 @@ static Val lower_call(Ctx *c, Expr *e) {
   case B_FULL:
   case B_ARANGE:
   case B_ARG:
+  case B_RANDOM:
+  case B_SPLIT:
     return lower_ctor(c, e, bi);
   }
   die("unhandled builtin %s", name);
@@ -937,7 +941,8 @@ static AstDim *expr_dim(Ctx *c, Expr *e) {
 static bool type_arg(Ctx *c, Expr *e, const char *fname, Type *t) {
   Expr *base = e->kind == EX_INDEX ? e->lhs : e;
   if (base->kind != EX_DTYPE) {
-    ERR(c, e->loc, "the first argument of '%s' must be a type, like f32[n, h] or f32%s", fname,
+    ERR(c, e->loc, "the %s argument of '%s' must be a type, like f32[n, h] or f32%s",
+        strcmp(fname, "uniform") == 0 || strcmp(fname, "normal") == 0 ? "second" : "first", fname,
         strcmp(fname, "zeros") == 0 ? "; zeros_like(x) takes a value"
         : strcmp(fname, "ones") == 0 ? "; ones_like(x) takes a value" : "");
     return false;
@@ -1018,10 +1023,52 @@ static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   return (Val){.v = r, .weak = false};
 }
 
+/* The key of uniform, normal and split: an i32 value (a literal becomes one). */
+static Inst *key_arg(Ctx *c, Expr *e, const char *fname) {
+  Val k = value_arg(c, e);
+  if (!k.v)
+    return NULL;
+  if (k.weak && k.integral)
+    return concrete(c, k, DT_I32).v;
+  if (k.weak || k.v->type.dtype != DT_I32) {
+    ERR(c, e->loc, "the key of '%s' must be i32, not %s; convert it with i32(x)", fname,
+        k.weak ? "a number with a '.' or an exponent" : ir_dtype_name(k.v->type.dtype));
+    return NULL;
+  }
+  return k.v;
+}
+
 static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi) {
   const char *name = bi->name;
   Type t;
   switch (bi->kind) {
+  case B_RANDOM: {
+    if (!check_arity(c, call, name, 2, 2, NULL))
+      return BAD;
+    Inst *key = key_arg(c, nth_positional(call, 0)->value, name);
+    if (!key || !type_arg(c, nth_positional(call, 1)->value, name, &t))
+      return BAD;
+    if (!ir_is_float(t.dtype)) {
+      Expr *te = nth_positional(call, 1)->value;
+      ERR(c, te->kind == EX_INDEX ? te->lhs->loc : te->loc, "'%s' makes f32 or f64 values, not %s",
+          name, ir_dtype_name(t.dtype));
+      return BAD;
+    }
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, bi->op, t, &key, 1), .weak = false};
+  }
+  case B_SPLIT: {
+    if (!check_arity(c, call, name, 2, 2, NULL))
+      return BAD;
+    Inst *key = key_arg(c, nth_positional(call, 0)->value, name);
+    Expr *ne = nth_positional(call, 1)->value;
+    AstDim *d = key ? expr_dim(c, ne) : NULL;
+    t = ir_scalar(DT_I32);
+    if (!d || !lower_dims(c, d, 1, ne->loc, false, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, OP_split, t, &key, 1), .weak = false};
+  }
   case B_MAKE:
     if (!check_arity(c, call, name, 1, 1, NULL) ||
         !type_arg(c, nth_positional(call, 0)->value, name, &t))

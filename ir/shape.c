@@ -187,6 +187,12 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       if (!ir_can_broadcast_to(&a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)
         return FAIL("cannot broadcast %s to %s", ir_type_str(m, &a[0]->type, s1, sizeof s1),
                     ir_type_str(m, &i->type, s2, sizeof s2));
+    } else if (i->op == OP_uniform || i->op == OP_normal) {
+      if (a[0]->type.dtype != DT_I32 || !ir_is_float(i->type.dtype))
+        return FAIL("%s takes an i32 key and gives f32 or f64", info->name);
+    } else if (i->op == OP_split) {
+      if (a[0]->type.dtype != DT_I32 || i->type.dtype != DT_I32 || i->type.rank != 1)
+        return FAIL("split takes an i32 key and gives an i32 vector");
     } else if (i->op == OP_arange) {
       if (i->type.rank != 1 || i->type.dtype != DT_I32)
         return FAIL("arange gives an i32 vector");

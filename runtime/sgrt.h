@@ -97,6 +97,13 @@ typedef void sg_rt_body(void *ctx, int64_t begin, int64_t end);
 void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx);
 int sg_rt_num_threads(void);
 
+/* Random numbers (philox.c): out[0..n) of uniform (kind 0, on [0, 1)),
+ * normal (kind 1) or split (kind 2: i32 keys) in dtype (an sg_dtype), from
+ * the key's nkey elements; docs/language.md 2.11 gives the exact mapping.
+ * sg_rt_philox4x32_10 is the bare generator (for the known-answer test). */
+void sg_rt_random(int kind, int dtype, const int32_t *key, int64_t nkey, void *out, int64_t n);
+void sg_rt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+
 /* C = op(A) * op(B), or C += op(A) * op(B) when accumulate is non-zero.
  * op(A) is m x k: A is m x k (lda >= k), or k x m when trans_a (lda >= m).
  * op(B) is k x n: B is k x n (ldb >= n), or n x k when trans_b (ldb >= k).
