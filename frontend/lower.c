@@ -497,6 +497,30 @@ static bool int_literal(Expr *e, int64_t *out) {
   return true;
 }
 
+/* The `axis=K` of a call on a rank-`rank` operand, as 0..rank-1 in *k
+ * (-1 when absent); false after reporting a bad one. */
+static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
+  Arg *ax = keyword(call, "axis");
+  *k = -1;
+  if (!ax)
+    return true;
+  int64_t v;
+  if (!int_literal(ax->value, &v)) {
+    ERR(c, ax->value->loc, "axis must be an integer literal");
+    return false;
+  }
+  if (v < -rank || v >= rank) {
+    if (rank == 0)
+      ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar", (long long)v);
+    else
+      ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
+          (long long)v, rank, -rank, rank - 1);
+    return false;
+  }
+  *k = (int)(v < 0 ? v + rank : v);
+  return true;
+}
+
 static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   static const char *const kws[] = {"axis", NULL};
   if (!check_arity(c, call, bi->name, 1, 1, kws))
@@ -506,26 +530,10 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
     return BAD;
   if (bi->kind == B_MEAN && !need_float(c, x, call->loc, "'mean'"))
     return BAD;
-  int rank = x.v->type.rank;
-  unsigned axes = (1u << rank) - 1;
-  Arg *ax = keyword(call, "axis");
-  if (ax) {
-    int64_t k;
-    if (!int_literal(ax->value, &k)) {
-      ERR(c, ax->value->loc, "axis must be an integer literal");
-      return BAD;
-    }
-    if (k < -rank || k >= rank) {
-      if (rank == 0)
-        ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar",
-            (long long)k);
-      else
-        ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
-            (long long)k, rank, -rank, rank - 1);
-      return BAD;
-    }
-    axes = 1u << (k < 0 ? k + rank : k);
-  }
+  int rank = x.v->type.rank, k;
+  if (!axis_arg(c, call, rank, &k))
+    return BAD;
+  unsigned axes = k < 0 ? (1u << rank) - 1 : 1u << k;
   if (rank == 0)
     return x;
   Inst *r = ir_reduce(&c->b, bi->op, x.v, axes);
@@ -975,30 +983,16 @@ static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   Val x = value_arg(c, nth_positional(call, 0)->value);
   if (!x.v || !not_bool(c, x, call->loc))
     return BAD;
-  int rank = x.v->type.rank;
-  Arg *ax = keyword(call, "axis");
-  int64_t k = 0;
-  if (ax) {
-    if (!int_literal(ax->value, &k)) {
-      ERR(c, ax->value->loc, "axis must be an integer literal");
-      return BAD;
-    }
-    if (k < -rank || k >= rank) {
-      if (rank == 0)
-        ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar",
-            (long long)k);
-      else
-        ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
-            (long long)k, rank, -rank, rank - 1);
-      return BAD;
-    }
-    k = k < 0 ? k + rank : k;
-  }
+  int rank = x.v->type.rank, k;
+  if (!axis_arg(c, call, rank, &k))
+    return BAD;
+  bool all = k < 0;
+  k = all ? 0 : k;
   c->b.loc = call->loc;
   if (rank == 0) /* the one position of a scalar */
     return (Val){.v = ir_const(&c->b, DT_I32, 0), .weak = false};
   Inst *v = concrete(c, x, DT_F32).v;
-  if (!ax && rank > 1) { /* the flat row-major position */
+  if (all && rank > 1) { /* the flat row-major position */
     SizePoly n = ir_poly_const(1);
     for (int j = 0; j < rank; j++) {
       SizePoly d = ir_poly_of(c->m, v->type.dim[j]);
