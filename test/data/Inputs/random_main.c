@@ -169,5 +169,8 @@ int main(int argc, char **argv) {
   printf("ok: d/dx sum(x * normal(key) + uniform(key + 1)) = normal(key)\n");
   if (dig)
     fclose(dig);
+  sg_tensor *all[] = {&k, &ks, &kt, &a, &b, &c, &x, &out, &dx, &zz};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    free(all[i]->data);
   return sgt_finish();
 }

@@ -167,5 +167,9 @@ int main(int argc, char **argv) {
     CHECK_CLOSE(sgt_get(&dw, i), 0, 1e-15); /* two GEMM paths: rounding only */
   printf("ok: zero steps give loss 0 and gradient 0 (to rounding)\n");
   free(sample), free(other), free(gw), free(ga), free(gc), free(fw), free(fa), free(fc);
+  sg_tensor *all[] = {&w, &a, &c, &v0, &steps, &key, &out, &dw, &da, &dc, &w32, &a32, &c32, &v32,
+                      &o32, &dw32, &da32, &dc32};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    free(all[i]->data);
   return sgt_finish();
 }

@@ -89,5 +89,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < H * H; i++)
     CHECK_EXACT(sgt_get(&dw32, i), -42);
   free(fw), free(fu), free(fv);
+  sg_tensor *all[] = {&w, &u, &xs, &labels, &v, &out, &dw, &du, &dv, &w32, &u32, &x32, &v32, &o32,
+                      &dw32, &du32, &dv32};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    free(all[i]->data);
   return sgt_finish();
 }
