@@ -250,9 +250,10 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "recorded");
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, at, ""), bad, ok);
   LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
-  LLVMValueRef fargs[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), R->stride};
-  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 2, ""));
+  LLVMTypeRef fps[3] = {g->ptr, g->ptr, g->ptr};
+  LLVMValueRef failed = cg_rt(g, "sg_rt_tape_failed", g->i32, fps, 3, &fty);
+  LLVMValueRef fargs[3] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), cg_where(B, op), R->tape};
+  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 3, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
   for (int k = 0; k < nc; k++) {
     LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->coff[k], 1, "");

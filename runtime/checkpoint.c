@@ -55,6 +55,7 @@ struct sg_rt_ckpt {
   int64_t advance;       /* steps to advance before the next decision */
   int64_t store;         /* snapshot to store after them, -1: none */
   int64_t bytes;         /* bookkeeping and snapshots, for the peak counter */
+  const char *func, *where; /* for messages: the generated function, the loop */
 };
 
 /* Bookkeeping per snapshot: pos, slot, a free-list entry and a segment. */
@@ -163,6 +164,8 @@ int sg_rt_ckpt_begin(sg_rt_ckpt **cp, int64_t stride, int64_t budget, int64_t tr
     c->limit = limit;
     count_bytes(c, c->have * stride + limit * (int64_t)PER_SLOT);
   }
+  c->func = func;
+  c->where = where;
   c->trips = trips;
   c->n = 0;
   c->nheld = 0;
@@ -195,7 +198,7 @@ int sg_rt_ckpt_fwd(sg_rt_ckpt *c, void **slot) {
       return SG_OK;
     int64_t k = c->nheld++;
     if (!ensure(c, k + 1))
-      return SG_ERR_ALLOC;
+      return no_memory(c->func, c->where, (k + 1) * c->stride);
     c->pos[k] = i;
     c->slot[k] = k;
     *slot = slot_at(c, k);
@@ -212,7 +215,7 @@ int sg_rt_ckpt_fwd(sg_rt_ckpt *c, void **slot) {
   }
   int64_t s = c->nfree > 0 ? c->free_slots[--c->nfree] : c->nheld;
   if (!ensure(c, s + 1))
-    return SG_ERR_ALLOC;
+    return no_memory(c->func, c->where, (s + 1) * c->stride);
   c->pos[c->nheld] = i;
   c->slot[c->nheld++] = s;
   *slot = slot_at(c, s);

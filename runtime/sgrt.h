@@ -66,6 +66,10 @@ typedef struct sg_rt_tape {
 /* Room for `bytes` more at the end, or NULL if memory ran out. */
 void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes);
 void sg_rt_tape_free(sg_rt_tape *t);
+/* Sets "FUNC: WHERE: cannot allocate memory for the loop's tape (it holds
+ * N bytes)" and returns
+ * SG_ERR_ALLOC (WHERE is "file.sg:LINE", the loop's). */
+int sg_rt_tape_failed(const char *func, const char *where, const sg_rt_tape *t);
 
 /* Checkpointing for --ad-memory (runtime/checkpoint.c): the schedule that
  * reverses a loop from a bounded number of snapshots of its state. The

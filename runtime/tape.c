@@ -54,3 +54,9 @@ void sg_rt_tape_free(sg_rt_tape *t) {
   free(t->data);
   memset(t, 0, sizeof *t);
 }
+
+int sg_rt_tape_failed(const char *func, const char *where, const sg_rt_tape *t) {
+  sg_rt_set_error("%s: %s: cannot allocate memory for the loop's tape (it holds %lld bytes)",
+                  func, where, (long long)t->used);
+  return SG_ERR_ALLOC;
+}
