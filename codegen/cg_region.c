@@ -276,6 +276,15 @@ static void start_tape(Body *B, Inst *op, RegionCg *R) {
   LLVMBuildStore(g->b, i64c(g, 0), used);
 }
 
+/* Continue at `done`, laid out after the body just emitted: blocks are
+ * appended as they are made, so `done` (made first) would otherwise sit
+ * before the body, and the edge from it to what follows the loop would
+ * cross the whole body and keep cg_split.c from cutting the body. */
+static void after_body(Cg *g, LLVMBasicBlockRef done) {
+  LLVMMoveBasicBlockAfter(done, LLVMGetInsertBlock(g->b));
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 /* Leave the function with rc unless it is SG_OK (the message is set). */
 static void fail_unless_ok(Body *B, LLVMValueRef rc) {
   Cg *g = B->g;
@@ -357,7 +366,7 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   LLVMAddIncoming(i, &next, &latch, 1);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
 }
@@ -393,7 +402,7 @@ static void emit_while(Body *B, Inst *op, RegionCg *R) {
   cg_emit_block(B, body->first);
   end_iteration(B, op, R, body, cur, nxt);
   LLVMBuildBr(g->b, head);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
 }
@@ -406,6 +415,8 @@ static void emit_if(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "if_done");
   LLVMBuildCondBr(g->b, c, br[0], br[1]);
   for (int r = 0; r < 2; r++) {
+    if (r)
+      LLVMMoveBasicBlockAfter(br[r], LLVMGetInsertBlock(g->b));
     LLVMPositionBuilderAtEnd(g->b, br[r]);
     Region *b = &op->regions[r];
     cg_emit_block(B, b->first);
@@ -413,7 +424,7 @@ static void emit_if(Body *B, Inst *op, RegionCg *R) {
       cg_copy_value(B, b->yields[k], R->buf[k]);
     LLVMBuildBr(g->b, done);
   }
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
 }
 
@@ -457,7 +468,7 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   LLVMAddIncoming(j, &t, &latch, 1);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
 }
@@ -561,7 +572,7 @@ static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
   end_iteration(B, op, R, body, rcur, rnxt);
   LLVMBuildBr(g->b, head);
 
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
   free(A.pc);

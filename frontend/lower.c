@@ -1604,7 +1604,10 @@ static void scan_assigned(Ctx *c, Stmt *list, Scan *sc) {
     switch (s->kind) {
     case ST_LET:
     case ST_VAR:
-      vec_push(&sc->inner, (void *)s->name);
+      if (s->name)
+        vec_push(&sc->inner, (void *)s->name);
+      for (Arg *a = s->names; a; a = a->next) /* let (a, b) = ... */
+        vec_push(&sc->inner, (void *)a->kw);
       break;
     case ST_ASSIGN: {
       if (declared_inside(sc, s->name))
