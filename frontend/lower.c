@@ -1195,6 +1195,26 @@ static Val lower_logic(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
   return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = false};
 }
 
+/* a @ b of NumPy type t. The IR's batched matmul takes matrices only, so a
+ * vector against a batch of matrices becomes a one-row (or one-column)
+ * matrix and the result is reshaped back. */
+static Inst *lower_matmul(Ctx *c, Inst *a, Inst *b, const Type *t) {
+  if ((a->type.rank > 2 || b->type.rank > 2) && (a->type.rank == 1 || b->type.rank == 1)) {
+    Type m = ir_scalar(a->type.dtype);
+    m.rank = 2;
+    m.dim[0] = m.dim[1] = ir_lit(1);
+    if (a->type.rank == 1) {
+      m.dim[1] = a->type.dim[0];
+      a = ir_reshape(&c->b, a, &m);
+    } else {
+      m.dim[0] = b->type.dim[0];
+      b = ir_reshape(&c->b, b, &m);
+    }
+    return ir_reshape(&c->b, ir_matmul(&c->b, a, b), t);
+  }
+  return ir_matmul(&c->b, a, b);
+}
+
 static Val lower_binary(Ctx *c, Expr *e) {
   static const Op ops[] = {OP_add, OP_sub, OP_mul, OP_div, OP_matmul, OP_pow,
                            OP_lt,  OP_le,  OP_gt,  OP_ge,  OP_eq,     OP_ne,
@@ -1217,16 +1237,20 @@ static Val lower_binary(Ctx *c, Expr *e) {
   }
   Type t;
   char err[256];
-  if (!ir_matmul_type(c->m, &a.v->type, &b.v->type, &t, err, sizeof err)) {
-    if (a.v->type.rank < 1 || a.v->type.rank > 2 || b.v->type.rank < 1 || b.v->type.rank > 2)
-      ERR(c, e->loc, "'@' needs operands of rank 1 or 2, got %s and %s",
-          tstr(c, &a.v->type), tstr(c, &b.v->type));
-    else
+  const Type *ta = &a.v->type, *tb = &b.v->type;
+  if (!ir_matmul_type(c->m, ta, tb, &t, err, sizeof err)) {
+    if (ta->rank < 1 || tb->rank < 1)
+      ERR(c, e->loc, "'@' needs operands of rank 1 or more, got %s and %s", tstr(c, ta),
+          tstr(c, tb));
+    else if (!ir_dim_eq(ta->dim[ta->rank - 1], tb->dim[tb->rank < 2 ? 0 : tb->rank - 2]))
       ERR(c, e->loc, "shapes %s and %s do not match in '@': the inner sizes differ",
-          dstr(c, &a.v->type), dstr(c, &b.v->type));
+          dstr(c, ta), dstr(c, tb));
+    else
+      ERR(c, e->loc, "shapes %s and %s do not match in '@': their batch axes (all but the "
+          "last two) do not broadcast", dstr(c, ta), dstr(c, tb));
     return BAD;
   }
-  return (Val){.v = ir_matmul(&c->b, a.v, b.v), .weak = a.weak && b.weak};
+  return (Val){.v = lower_matmul(c, a.v, b.v, &t), .weak = a.weak && b.weak};
 }
 
 static Val lower_expr(Ctx *c, Expr *e) {
