@@ -275,13 +275,24 @@ static bool not_bool(Ctx *c, Val x, Loc loc) {
 }
 
 /* A weak value may take dtype dt: a literal with a '.' or an exponent is
- * never an i32 (section 3). */
+ * never an i32 (section 3), and an integer literal becomes one only if it
+ * fits (it would wrap silently otherwise). */
 static bool weak_fits(Ctx *c, Val x, DType dt, Loc loc) {
-  if (!x.weak || x.integral || dt != DT_I32)
+  if (!x.weak || dt != DT_I32)
     return true;
-  ERR(c, loc, "a number with a '.' or an exponent cannot be an i32; write an integer, or "
-              "convert the other side with f32(x) or f64(x)");
-  return false;
+  if (!x.integral) {
+    ERR(c, loc, "a number with a '.' or an exponent cannot be an i32; write an integer, or "
+                "convert the other side with f32(x) or f64(x)");
+    return false;
+  }
+  const Inst *k = x.v;
+  while (k->op == OP_broadcast)
+    k = k->args[0];
+  if (k->op == OP_const && (k->num < -2147483648.0 || k->num > 2147483647.0)) {
+    ERR(c, loc, "the integer %.0f does not fit in i32 (-2147483648 to 2147483647)", k->num);
+    return false;
+  }
+  return true;
 }
 
 /* Make two operands agree on a dtype: weak takes the other's; f32, f64 and
@@ -388,6 +399,8 @@ static Val lower_intdiv(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) 
       double q = floor(x / y), r = x - q * y;
       return (Val){.v = ir_const(&c->b, DT_F64, op == OP_idiv ? q : r), .weak = true, .integral = true};
     }
+    if (!weak_fits(c, a, DT_I32, loc) || !weak_fits(c, b, DT_I32, loc))
+      return BAD;
     a = concrete(c, a, DT_I32);
     b = concrete(c, b, DT_I32);
   }
@@ -789,7 +802,11 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!x.v)
       return BAD;
     DType dt = (DType)callee->dtype;
-    return x.weak ? concrete(c, x, dt) : (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
+    /* i32(...) of a literal saturates like any cast (a weak value is held
+     * in f64), rather than wrap as an implicit i32 literal would. */
+    if (x.weak && dt != DT_I32)
+      return concrete(c, x, dt);
+    return (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
   }
   if (callee->kind != EX_NAME) {
     ERR(c, callee->loc, "only functions can be called");
@@ -897,6 +914,8 @@ static Val index_value(Ctx *c, Expr *e) {
       ERR(c, e->loc, "an index must be an integer, not a number with a '.' or an exponent");
       return BAD;
     }
+    if (!weak_fits(c, v, DT_I32, e->loc))
+      return BAD;
     return concrete(c, v, DT_I32);
   }
   if (v.v->type.dtype != DT_I32) {
@@ -1412,6 +1431,8 @@ static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc l
         tstr(c, t));
     return NULL;
   }
+  if (v.weak && !weak_fits(c, v, t->dtype, loc))
+    return NULL;
   if (v.weak && t->dtype != DT_BOOL && v.v->type.dtype != DT_BOOL)
     v = concrete(c, v, t->dtype);
   if (v.v->type.dtype != t->dtype || !ir_can_broadcast_to(&v.v->type, t)) {
@@ -1543,8 +1564,10 @@ static void lower_var(Ctx *c, Stmt *s) {
     v = (Val){.v = x};
     ok = x != NULL;
   } else if (ok) {
-    if (v.weak)
-      v = concrete(c, v, v.integral ? DT_I32 : DT_F32);
+    DType dt = v.integral ? DT_I32 : DT_F32;
+    ok = !v.weak || weak_fits(c, v, dt, s->value->loc);
+    if (ok && v.weak)
+      v = concrete(c, v, dt);
     v.weak = v.integral = false;
     t = v.v->type;
   }
@@ -1721,7 +1744,7 @@ static Inst *lower_cond(Ctx *c, Expr *e, const char *what) {
 static Inst *lower_bound(Ctx *c, Expr *e) {
   Val v = lower_expr(c, e);
   if (v.v && v.weak && v.integral)
-    v = concrete(c, v, DT_I32);
+    v = weak_fits(c, v, DT_I32, e->loc) ? concrete(c, v, DT_I32) : BAD;
   if (v.v && (v.v->type.dtype != DT_I32 || v.v->type.rank != 0)) {
     ERR(c, e->loc, "the bounds of a for loop must be i32 scalars, not %s",
         v.weak ? "a number with '.' or an exponent" : tstr(c, &v.v->type));
