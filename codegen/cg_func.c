@@ -1083,7 +1083,6 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   Body B = {.g = g, .f = f, .fn = fn};
   int nmath = 0;
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    B.no_par |= (ir_ops[i->op].flags & F_FAILS) != 0;
     nmath += expands_to_math(i->op);
   }
   g->math_calls = nmath > MATH_INLINE_MAX;
