@@ -87,6 +87,9 @@ wstatus=0
 [ "$wstatus" -le 1 ] || exit "$wstatus"
 [ "$wstatus" -eq 0 ] || status=1
 echo
+echo "== GMM, factors unpacked with take() vs a one-hot product (issue 10; gradient CPU ms, one thread) =="
+sh bench/gmm_index/run.sh || status=1
+echo
 # Which transcendental functions vectorized, for the notes: libmvec entry
 # points (_ZGV...) and plain libm calls in the hand-written objects, and any
 # libm calls in sgc's objects.

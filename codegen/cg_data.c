@@ -2,7 +2,8 @@
  * the function runs: integer division (by zero), and later indexing (out
  * of range). A failure calls the runtime to set the message
  * ("f: model.sg:9: ...") and branches to the body's failure exit, which
- * frees the temporaries and returns SG_ERR_INDEX. A body with such an op
+ * frees the temporaries and returns SG_ERR_INDEX (inside a parallel loop:
+ * after it, see record_failure). A body with such an op
  * computes its results aside and copies them out at the very end
  * (cg_func.c), so a failure leaves every output untouched (spec section 9). */
 #include <string.h>
@@ -22,21 +23,10 @@ LLVMValueRef cg_where(Body *B, const Inst *at) {
   return LLVMBuildGlobalStringPtr(B->g->b, buf, "where");
 }
 
-void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
-                int nargs) {
+/* The runtime call that sets the message ("f: model.sg:9: ...") and the
+ * body's failure exit. */
+static void report_call(Body *B, const Inst *at, const char *rt, LLVMValueRef *args, int nargs) {
   Cg *g = B->g;
-  if (B->par)
-    die("cg_fail_if inside a parallel loop (Body.no_par unset)");
-  LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "bad_value");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "checked");
-  LLVMValueRef br = LLVMBuildCondBr(g->b, bad, report, ok);
-  /* failures are rare: keep the fast path straight */
-  unsigned kind = LLVMGetMDKindIDInContext(g->ctx, "prof", 4);
-  LLVMMetadataRef md[3] = {LLVMMDStringInContext2(g->ctx, "branch_weights", 14),
-                           LLVMValueAsMetadata(i32c(g, 1)),
-                           LLVMValueAsMetadata(i32c(g, 1 << 20))};
-  LLVMSetMetadata(br, kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
-  LLVMPositionBuilderAtEnd(g->b, report);
   LLVMValueRef all[8];
   LLVMTypeRef tys[8];
   all[0] = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
@@ -51,6 +41,112 @@ void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMV
   if (!fn)
     fn = LLVMAddFunction(g->mod, rt, fty);
   cg_fail_exit(B, LLVMBuildCall2(g->b, fty, fn, all, (unsigned)(2 + nargs), ""));
+}
+
+/* A check inside a parallel loop (cg_parallel.c): its chunk cannot leave
+ * the body, so it records which check failed and the runtime call's
+ * arguments (i64, at most two), and ends; cg_par_fail_report makes the
+ * call afterwards, on the calling thread (sg_last_error is per thread). */
+struct ParCheck {
+  const Inst *at;
+  const char *rt;
+  int nargs;
+};
+
+static void record_failure(Body *B, const Inst *at, const char *rt, LLVMValueRef *args,
+                           int nargs) {
+  Cg *g = B->g;
+  Par *p = B->par;
+  if (nargs > 2)
+    die("a check inside a parallel loop with %d arguments", nargs);
+  if (!p->fail_site) {
+    p->fail_site = cg_par_partials(B, p, g->i32);
+    p->fail_arg0 = cg_par_partials(B, p, g->i64);
+    p->fail_arg1 = cg_par_partials(B, p, g->i64);
+  }
+  p->checks = xrealloc(p->checks, sizeof *p->checks * (size_t)(p->nchecks + 1));
+  p->checks[p->nchecks++] = (struct ParCheck){at, rt, nargs};
+  LLVMValueRef c = cg_par_chunk_index(B, p);
+  LLVMValueRef arrays[3] = {p->fail_site, p->fail_arg0, p->fail_arg1};
+  LLVMValueRef vals[3] = {i32c(g, p->nchecks), nargs > 0 ? args[0] : NULL,
+                          nargs > 1 ? args[1] : NULL};
+  for (int k = 0; k < 1 + nargs; k++) {
+    LLVMTypeRef t = k ? g->i64 : g->i32;
+    LLVMValueRef at_c = LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, arrays[k]), &c, 1, "");
+    LLVMBuildStore(g->b, vals[k], at_c);
+  }
+  LLVMBuildRetVoid(g->b);
+}
+
+void cg_par_fail_clear(Body *B, Par *p) {
+  if (!p->fail_site)
+    return;
+  Cg *g = B->g;
+  LLVMValueRef bytes = LLVMBuildMul(g->b, p->nchunks, LLVMConstInt(g->i64, 4, 0), "");
+  LLVMBuildMemSet(g->b, p->fail_site, LLVMConstInt(g->i8, 0, 0), bytes, 4);
+}
+
+/* After the loop: the first chunk with a failure, in chunk order, makes its
+ * check's runtime call and leaves the body. Each chunk stops at its first
+ * failure, so that is the failure the loop meets first running alone. */
+void cg_par_fail_report(Body *B, Par *p) {
+  if (!p->fail_site)
+    return;
+  Cg *g = B->g;
+  LLVMValueRef c = cg_entry_alloca(B, g->i64);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i64, 0, 0), c);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "fail_scan");
+  LLVMBasicBlockRef test = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "fail_test");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "fail_next");
+  LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "failed_chunk");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "no_failure");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef ci = LLVMBuildLoad2(g->b, g->i64, c, "");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, ci, p->nchunks, ""), test, done);
+  LLVMPositionBuilderAtEnd(g->b, test);
+  LLVMValueRef site = LLVMBuildLoad2(
+      g->b, g->i32, LLVMBuildInBoundsGEP2(g->b, g->i32, p->fail_site, &ci, 1, ""), "");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, site, i32c(g, 0), ""), found, next);
+  LLVMPositionBuilderAtEnd(g->b, next);
+  LLVMBuildStore(g->b, LLVMBuildAdd(g->b, ci, LLVMConstInt(g->i64, 1, 0), ""), c);
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, found);
+  LLVMValueRef a[2];
+  LLVMValueRef arrays[2] = {p->fail_arg0, p->fail_arg1};
+  for (int k = 0; k < 2; k++)
+    a[k] = LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, arrays[k], &ci, 1, ""), "");
+  LLVMValueRef sw = LLVMBuildSwitch(g->b, site, done, (unsigned)p->nchecks);
+  for (int k = 0; k < p->nchecks; k++) {
+    LLVMBasicBlockRef call = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "report");
+    LLVMAddCase(sw, i32c(g, k + 1), call);
+    LLVMPositionBuilderAtEnd(g->b, call);
+    report_call(B, p->checks[k].at, p->checks[k].rt, a, p->checks[k].nargs);
+  }
+  LLVMPositionBuilderAtEnd(g->b, done);
+  free(p->checks);
+  p->checks = NULL;
+  p->nchecks = 0;
+}
+
+/* Branch to a failure when `bad` holds. */
+void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
+                int nargs) {
+  Cg *g = B->g;
+  LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "bad_value");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "checked");
+  LLVMValueRef br = LLVMBuildCondBr(g->b, bad, report, ok);
+  /* failures are rare: keep the fast path straight */
+  unsigned kind = LLVMGetMDKindIDInContext(g->ctx, "prof", 4);
+  LLVMMetadataRef md[3] = {LLVMMDStringInContext2(g->ctx, "branch_weights", 14),
+                           LLVMValueAsMetadata(i32c(g, 1)),
+                           LLVMValueAsMetadata(i32c(g, 1 << 20))};
+  LLVMSetMetadata(br, kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+  LLVMPositionBuilderAtEnd(g->b, report);
+  if (B->par)
+    record_failure(B, at, rt, args, nargs);
+  else
+    report_call(B, at, rt, args, nargs);
   LLVMPositionBuilderAtEnd(g->b, ok);
 }
 

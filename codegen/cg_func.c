@@ -430,29 +430,35 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
 }
 
+/* A transpose that only swaps the last two axes: the GEMM kernel reads its
+ * operand in place, transposed. */
+static bool swaps_last2(const Inst *x) {
+  int r = x->type.rank;
+  if (x->op != OP_transpose || r < 2 || x->perm[r - 2] != r - 1 || x->perm[r - 1] != r - 2)
+    return false;
+  for (int k = 0; k < r - 2; k++)
+    if (x->perm[k] != k)
+      return false;
+  return true;
+}
+
 /* Operand of a matmul: its memory and whether it is transposed there. */
 static LLVMValueRef gemm_operand(Body *B, const Inst *x, int *trans) {
   *trans = 0;
   Slot *s = slot(B, x);
   if (s->has_buf)
     return s->buf;
-  if (x->op == OP_transpose && x->type.rank == 2 && slot(B, x->args[0])->has_buf) {
+  if (swaps_last2(x) && slot(B, x->args[0])->has_buf) {
     *trans = 1;
     return slot(B, x->args[0])->buf;
   }
   die("matmul operand %%%d has no memory", x->id);
 }
 
-static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
+static void call_gemm(Body *B, const Inst *v, int ta, int tb, LLVMValueRef m, LLVMValueRef n,
+                      LLVMValueRef k, LLVMValueRef a, LLVMValueRef lda, LLVMValueRef b,
+                      LLVMValueRef ldb, LLVMValueRef c, LLVMValueRef acc) {
   Cg *g = B->g;
-  const Inst *x = v->args[0], *y = v->args[1];
-  int ta, tb;
-  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
-  LLVMValueRef one = i64c(g, 1);
-  LLVMValueRef m = x->type.rank == 2 ? dimv(B, x->type.dim[0]) : one;
-  LLVMValueRef k = dimv(B, x->type.dim[x->type.rank - 1]);
-  LLVMValueRef n = y->type.rank == 2 ? dimv(B, y->type.dim[1]) : one;
-  LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
   bool f64 = v->type.dtype == DT_F64;
   static const char *const names[2][2] = {{"sg_rt_gemm_f32", "sg_rt_gemm_f64"},
                                           {"sg_rt_gemmz_f32", "sg_rt_gemmz_f64"}};
@@ -464,8 +470,107 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulat
   if (!fn)
     fn = LLVMAddFunction(g->mod, name, fty);
   LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
-                           m, n, k, a, lda, b, ldb, out, n, LLVMConstInt(g->i32, accumulate, 0)};
+                           m, n, k, a, lda, b, ldb, c, n, acc};
   LLVMBuildCall2(g->b, fty, fn, args, 12, "");
+}
+
+/* The leading (batch) axes of a matrix type, as a type of their own. */
+static Type batch_of(const Type *t) {
+  Type b = *t;
+  b.rank = t->rank > 2 ? t->rank - 2 : 0;
+  return b;
+}
+
+/* The element offset of batch element `idx` (indices over the full batch
+ * `full`) in a matrix operand of type t with `msize` elements per matrix: its
+ * batch axes are right-aligned with the full batch, and an axis of size 1
+ * (broadcast, or summed into) always reads index 0. */
+static LLVMValueRef batch_offset(Body *B, const Type *t, const Type *full, LLVMValueRef *idx,
+                                 LLVMValueRef msize) {
+  Cg *g = B->g;
+  Type bt = batch_of(t);
+  LLVMValueRef off = i64c(g, 0);
+  for (int e = 0; e < bt.rank; e++) {
+    int d = e + full->rank - bt.rank;
+    off = mul64(g, off, dimv(B, bt.dim[e]));
+    if (!ir_dim_is(bt.dim[e], 1))
+      off = add64(g, off, idx[d]);
+  }
+  return mul64(g, off, msize);
+}
+
+static LLVMValueRef elem_ptr(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef off) {
+  return LLVMBuildInBoundsGEP2(B->g->b, cg_mem_type(B->g, dt), buf, &off, 1, "");
+}
+
+/* A product of rank above 2: one GEMM per element of the operands'
+ * broadcast batch, reading each operand's matrix at its (broadcast) batch
+ * position and writing, or adding where the result sums over a batch axis,
+ * into the result's. Two common shapes need no batch loop: [.., m, k] @
+ * [k, n] is one GEMM with m' = batch * m, and its weight adjoint
+ * ([.., m, k] read transposed @ [.., m, n] into [k, n]) one GEMM with
+ * k' = batch * m, as both batches are contiguous rows. */
+static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
+  Cg *g = B->g;
+  const Inst *x = v->args[0], *y = v->args[1];
+  int ta, tb;
+  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
+  const Type *tx = &x->type, *ty = &y->type;
+  LLVMValueRef m = dimv(B, tx->dim[tx->rank - 2]), k = dimv(B, tx->dim[tx->rank - 1]);
+  LLVMValueRef n = dimv(B, ty->dim[ty->rank - 1]);
+  LLVMValueRef lda = ta ? m : k, ldb = tb ? k : n;
+  Type full;
+  char err[256];
+  if (!ir_matmul_type(g->m, tx, ty, &full, err, sizeof err))
+    die("batched matmul %%%d: %s", v->id, err);
+  Type fb = batch_of(&full), bx = batch_of(tx), by = batch_of(ty), bv = batch_of(&v->type);
+  LLVMValueRef nb = numel(B, &fb, 0, fb.rank);
+  LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
+  if (!ta && by.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&bv, &fb)) {
+    call_gemm(B, v, ta, tb, mul64(g, nb, m), n, k, a, lda, b, ldb, out, acc);
+    return;
+  }
+  if (ta && !tb && bv.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&by, &fb)) {
+    call_gemm(B, v, ta, tb, m, n, mul64(g, nb, k), a, lda, b, ldb, out, acc);
+    return;
+  }
+  if (!ir_shape_eq(&bv, &fb)) { /* products add up: start from zero */
+    if (!accumulate)
+      LLVMBuildMemSet(g->b, out, LLVMConstInt(g->i8, 0, 0), cg_bytes(B, &v->type),
+                      (unsigned)cg_elem_size(v->type.dtype));
+    acc = LLVMConstInt(g->i32, 1, 0);
+  }
+  Loop L;
+  LLVMValueRef j = loop_open(B, nb, &L), idx[IR_MAX_RANK];
+  for (int d = fb.rank - 1; d >= 0; d--) {
+    LLVMValueRef size = dimv(B, fb.dim[d]);
+    idx[d] = d ? LLVMBuildSRem(g->b, j, size, "") : j;
+    if (d)
+      j = LLVMBuildSDiv(g->b, j, size, "");
+  }
+  DType dt = v->type.dtype;
+  LLVMValueRef pa = elem_ptr(B, dt, a, batch_offset(B, tx, &fb, idx, mul64(g, m, k)));
+  LLVMValueRef pb = elem_ptr(B, dt, b, batch_offset(B, ty, &fb, idx, mul64(g, k, n)));
+  LLVMValueRef pc = elem_ptr(B, dt, out, batch_offset(B, &v->type, &fb, idx, mul64(g, m, n)));
+  call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
+  loop_close(B, &L);
+}
+
+static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
+  Cg *g = B->g;
+  const Inst *x = v->args[0], *y = v->args[1];
+  if (x->type.rank > 2 || y->type.rank > 2 || v->type.rank > 2) {
+    emit_batched_matmul(B, v, out, accumulate);
+    return;
+  }
+  int ta, tb;
+  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
+  LLVMValueRef one = i64c(g, 1);
+  LLVMValueRef m = x->type.rank == 2 ? dimv(B, x->type.dim[0]) : one;
+  LLVMValueRef k = dimv(B, x->type.dim[x->type.rank - 1]);
+  LLVMValueRef n = y->type.rank == 2 ? dimv(B, y->type.dim[1]) : one;
+  LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
+  call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, LLVMConstInt(g->i32, accumulate, 0));
 }
 
 /* ---- for cg_data.c ---- */
@@ -532,7 +637,7 @@ static void plan(Body *B) {
     if (ir_ops[i->op].shape == SH_MATMUL) {
       for (int k = 0; k < 2; k++) {
         Inst *x = i->args[k];
-        if (x->op == OP_transpose && x->type.rank == 2)
+        if (swaps_last2(x))
           slot(B, x->args[0])->has_buf = true;
         else
           slot(B, x)->has_buf = true;
@@ -987,7 +1092,6 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   Body B = {.g = g, .f = f, .fn = fn};
   int nmath = 0;
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    B.no_par |= (ir_ops[i->op].flags & F_FAILS) != 0;
     nmath += expands_to_math(i->op);
   }
   g->math_calls = nmath > MATH_INLINE_MAX;

@@ -47,6 +47,13 @@ typedef struct Par {
   LLVMValueRef saved_fn;
   LLVMValueRef *outer, *inner;    /* captured values: body's, loop function's */
   int ncap, capcap;
+  /* Checks that can fail inside the loop (cg_data.c): a failing chunk
+   * records which check (1-based; 0: none) and its arguments in its entry
+   * of these arrays of the body, and returns; the body reports the first
+   * failed chunk's failure after the loop. NULL until a check is emitted. */
+  LLVMValueRef fail_site, fail_arg0, fail_arg1;
+  struct ParCheck *checks;
+  int nchecks;
 } Par;
 
 /* A function body in progress (cg_func.c). */
@@ -62,9 +69,6 @@ typedef struct Body {
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   Par *par;            /* the parallel loop being generated, or NULL */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
-  bool no_par;         /* the body has checks that can fail (cg_data.c): no
-                          loop of it runs on the pool, whose chunks cannot
-                          leave the function early */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -186,6 +190,10 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
  * chunk a loop function's range is. */
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
+/* cg_data.c: around the call of a parallel loop with checks that can fail:
+ * clear the chunks' failure records before it, report the first after. */
+void cg_par_fail_clear(Body *B, Par *p);
+void cg_par_fail_report(Body *B, Par *p);
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);

@@ -16,6 +16,11 @@
  * cg_par_end stores those values into the context (a stack array of the
  * body) and emits the call.
  *
+ * A chunk cannot leave the body early: a check that fails inside it (an
+ * index out of range) records the failure and ends the chunk, and the body
+ * reports the first failed chunk's after the loop (cg_data.c), which is
+ * the failure the loop would have met first running alone.
+ *
  * A loop under two chunks would run as one chunk anyway: with a literal
  * size it stays inline; with a symbolic one the body tests the size and
  * runs an inline copy of the loop when it is small, so that small calls
@@ -81,8 +86,8 @@ LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
 }
 
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
-  if (B->par || B->no_par)
-    return NULL; /* already inside a parallel loop, or it could fail */
+  if (B->par)
+    return NULL; /* already inside a parallel loop */
   if (LLVMIsAConstantInt(n))
     return LLVMConstIntGetSExtValue(n) < 2 * PAR_CHUNK ? NULL : LLVMConstInt(B->g->i1, 1, 0);
   return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, 2 * PAR_CHUNK, 1), "big");
@@ -145,7 +150,9 @@ void cg_par_end(Body *B, Par *p) {
   if (!fn)
     fn = LLVMAddFunction(g->mod, "sg_rt_parallel_for", fty);
   LLVMValueRef args[4] = {p->n, p->chunk, p->fn, ctx};
+  cg_par_fail_clear(B, p);
   LLVMBuildCall2(g->b, fty, fn, args, 4, "");
+  cg_par_fail_report(B, p);
   free(p->outer);
   free(p->inner);
   p->outer = p->inner = NULL;

@@ -281,13 +281,24 @@ static bool not_bool(Ctx *c, Val x, Loc loc) {
 }
 
 /* A weak value may take dtype dt: a literal with a '.' or an exponent is
- * never an i32 (section 3). */
+ * never an i32 (section 3), and an integer literal becomes one only if it
+ * fits (it would wrap silently otherwise). */
 static bool weak_fits(Ctx *c, Val x, DType dt, Loc loc) {
-  if (!x.weak || x.integral || dt != DT_I32)
+  if (!x.weak || dt != DT_I32)
     return true;
-  ERR(c, loc, "a number with a '.' or an exponent cannot be an i32; write an integer, or "
-              "convert the other side with f32(x) or f64(x)");
-  return false;
+  if (!x.integral) {
+    ERR(c, loc, "a number with a '.' or an exponent cannot be an i32; write an integer, or "
+                "convert the other side with f32(x) or f64(x)");
+    return false;
+  }
+  const Inst *k = x.v;
+  while (k->op == OP_broadcast)
+    k = k->args[0];
+  if (k->op == OP_const && (k->num < -2147483648.0 || k->num > 2147483647.0)) {
+    ERR(c, loc, "the integer %.0f does not fit in i32 (-2147483648 to 2147483647)", k->num);
+    return false;
+  }
+  return true;
 }
 
 /* Make two operands agree on a dtype: weak takes the other's; f32, f64 and
@@ -394,6 +405,8 @@ static Val lower_intdiv(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) 
       double q = floor(x / y), r = x - q * y;
       return (Val){.v = ir_const(&c->b, DT_F64, op == OP_idiv ? q : r), .weak = true, .integral = true};
     }
+    if (!weak_fits(c, a, DT_I32, loc) || !weak_fits(c, b, DT_I32, loc))
+      return BAD;
     a = concrete(c, a, DT_I32);
     b = concrete(c, b, DT_I32);
   }
@@ -804,7 +817,11 @@ static Val lower_call(Ctx *c, Expr *e) {
     if (!x.v)
       return BAD;
     DType dt = (DType)callee->dtype;
-    return x.weak ? concrete(c, x, dt) : (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
+    /* i32(...) of a literal saturates like any cast (a weak value is held
+     * in f64), rather than wrap as an implicit i32 literal would. */
+    if (x.weak && dt != DT_I32)
+      return concrete(c, x, dt);
+    return (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
   }
   if (callee->kind != EX_NAME) {
     ERR(c, callee->loc, "only functions can be called");
@@ -1119,6 +1136,8 @@ static Val index_value(Ctx *c, Expr *e) {
       ERR(c, e->loc, "an index must be an integer, not a number with a '.' or an exponent");
       return BAD;
     }
+    if (!weak_fits(c, v, DT_I32, e->loc))
+      return BAD;
     return concrete(c, v, DT_I32);
   }
   if (v.v->type.dtype != DT_I32) {
@@ -1422,6 +1441,26 @@ static Val lower_logic(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
   return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = false};
 }
 
+/* a @ b of NumPy type t. The IR's batched matmul takes matrices only, so a
+ * vector against a batch of matrices becomes a one-row (or one-column)
+ * matrix and the result is reshaped back. */
+static Inst *lower_matmul(Ctx *c, Inst *a, Inst *b, const Type *t) {
+  if ((a->type.rank > 2 || b->type.rank > 2) && (a->type.rank == 1 || b->type.rank == 1)) {
+    Type m = ir_scalar(a->type.dtype);
+    m.rank = 2;
+    m.dim[0] = m.dim[1] = ir_lit(1);
+    if (a->type.rank == 1) {
+      m.dim[1] = a->type.dim[0];
+      a = ir_reshape(&c->b, a, &m);
+    } else {
+      m.dim[0] = b->type.dim[0];
+      b = ir_reshape(&c->b, b, &m);
+    }
+    return ir_reshape(&c->b, ir_matmul(&c->b, a, b), t);
+  }
+  return ir_matmul(&c->b, a, b);
+}
+
 static Val lower_binary(Ctx *c, Expr *e) {
   static const Op ops[] = {OP_add, OP_sub, OP_mul, OP_div, OP_matmul, OP_pow,
                            OP_lt,  OP_le,  OP_gt,  OP_ge,  OP_eq,     OP_ne,
@@ -1444,16 +1483,20 @@ static Val lower_binary(Ctx *c, Expr *e) {
   }
   Type t;
   char err[256];
-  if (!ir_matmul_type(c->m, &a.v->type, &b.v->type, &t, err, sizeof err)) {
-    if (a.v->type.rank < 1 || a.v->type.rank > 2 || b.v->type.rank < 1 || b.v->type.rank > 2)
-      ERR(c, e->loc, "'@' needs operands of rank 1 or 2, got %s and %s",
-          tstr(c, &a.v->type), tstr(c, &b.v->type));
-    else
+  const Type *ta = &a.v->type, *tb = &b.v->type;
+  if (!ir_matmul_type(c->m, ta, tb, &t, err, sizeof err)) {
+    if (ta->rank < 1 || tb->rank < 1)
+      ERR(c, e->loc, "'@' needs operands of rank 1 or more, got %s and %s", tstr(c, ta),
+          tstr(c, tb));
+    else if (!ir_dim_eq(ta->dim[ta->rank - 1], tb->dim[tb->rank < 2 ? 0 : tb->rank - 2]))
       ERR(c, e->loc, "shapes %s and %s do not match in '@': the inner sizes differ",
-          dstr(c, &a.v->type), dstr(c, &b.v->type));
+          dstr(c, ta), dstr(c, tb));
+    else
+      ERR(c, e->loc, "shapes %s and %s do not match in '@': their batch axes (all but the "
+          "last two) do not broadcast", dstr(c, ta), dstr(c, tb));
     return BAD;
   }
-  return (Val){.v = ir_matmul(&c->b, a.v, b.v), .weak = a.weak && b.weak};
+  return (Val){.v = lower_matmul(c, a.v, b.v, &t), .weak = a.weak && b.weak};
 }
 
 static Val lower_expr(Ctx *c, Expr *e) {
@@ -1615,6 +1658,8 @@ static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc l
         tstr(c, t));
     return NULL;
   }
+  if (v.weak && !weak_fits(c, v, t->dtype, loc))
+    return NULL;
   if (v.weak && t->dtype != DT_BOOL && v.v->type.dtype != DT_BOOL)
     v = concrete(c, v, t->dtype);
   if (v.v->type.dtype != t->dtype || !ir_can_broadcast_to(&v.v->type, t)) {
@@ -1746,8 +1791,10 @@ static void lower_var(Ctx *c, Stmt *s) {
     v = (Val){.v = x};
     ok = x != NULL;
   } else if (ok) {
-    if (v.weak)
-      v = concrete(c, v, v.integral ? DT_I32 : DT_F32);
+    DType dt = v.integral ? DT_I32 : DT_F32;
+    ok = !v.weak || weak_fits(c, v, dt, s->value->loc);
+    if (ok && v.weak)
+      v = concrete(c, v, dt);
     v.weak = v.integral = false;
     t = v.v->type;
   }
@@ -1927,7 +1974,7 @@ static Inst *lower_cond(Ctx *c, Expr *e, const char *what) {
 static Inst *lower_bound(Ctx *c, Expr *e) {
   Val v = lower_expr(c, e);
   if (v.v && v.weak && v.integral)
-    v = concrete(c, v, DT_I32);
+    v = weak_fits(c, v, DT_I32, e->loc) ? concrete(c, v, DT_I32) : BAD;
   if (v.v && (v.v->type.dtype != DT_I32 || v.v->type.rank != 0)) {
     ERR(c, e->loc, "the bounds of a for loop must be i32 scalars, not %s",
         v.weak ? "a number with '.' or an exponent" : tstr(c, &v.v->type));

@@ -590,6 +590,16 @@ Inst *ir_matmulz(Builder *b, Inst *x, Inst *y) {
   return build(b, OP_matmulz, args, 2, proto);
 }
 
+Inst *ir_matmulz_into(Builder *b, Inst *x, Inst *y, const Type *to) {
+  Inst *args[2] = {x, y};
+  Inst proto = {0};
+  proto.type = *to;
+  Inst *i = build(b, OP_matmulz, args, 2, proto);
+  if (!ir_type_eq(&i->type, to))
+    die("matmulz cannot sum its batch into the given type");
+  return i;
+}
+
 Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t) {
   Inst *args[2] = {x, idx};
   Inst proto = {0};

@@ -279,6 +279,9 @@ Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes);
 Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
 Inst *ir_matmul(Builder *b, Inst *x, Inst *y);
 Inst *ir_matmulz(Builder *b, Inst *x, Inst *y); /* zero annihilates, like mulz */
+/* A batched matmulz summed over the batch axes that `to` (the product's
+ * type with those batch axes left out or 1) does not have. */
+Inst *ir_matmulz_into(Builder *b, Inst *x, Inst *y, const Type *to);
 /* An indexing op of ops.def (gather, slice, ...) along `axis`, of type t
  * (its dtype is taken from x). */
 Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t);

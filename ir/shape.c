@@ -44,22 +44,56 @@ bool ir_can_broadcast_to(const Type *from, const Type *to) {
   return true;
 }
 
+/* NumPy's matmul: a rank-1 operand is a vector ([k] on the left, [k] on the
+ * right); operands of rank 2 or more are matrices over their last two axes,
+ * batched over the leading ones, which broadcast (right-aligned, as
+ * elementwise operands do). */
 bool ir_matmul_type(const Module *m, const Type *a, const Type *b, Type *out, char *err,
                     size_t errlen) {
   char sa[128], sb[128];
-  if (a->rank < 1 || a->rank > 2 || b->rank < 1 || b->rank > 2)
-    return FAIL("'@' needs operands of rank 1 or 2, got %s and %s",
+  if (a->rank < 1 || b->rank < 1)
+    return FAIL("'@' needs operands of rank 1 or more, got %s and %s",
                 ir_dims_str(m, a, sa, sizeof sa), ir_dims_str(m, b, sb, sizeof sb));
-  Dim ka = a->dim[a->rank - 1], kb = b->dim[0];
+  Dim ka = a->dim[a->rank - 1], kb = b->dim[b->rank < 2 ? 0 : b->rank - 2];
   if (!ir_dim_eq(ka, kb))
     return FAIL("'@' contracts %s with %s: inner sizes differ",
                 ir_dims_str(m, a, sa, sizeof sa), ir_dims_str(m, b, sb, sizeof sb));
-  Type t = ir_scalar(a->dtype);
-  if (a->rank == 2)
-    t.dim[t.rank++] = a->dim[0];
-  if (b->rank == 2)
-    t.dim[t.rank++] = b->dim[1];
+  Type ba = ir_scalar(a->dtype), bb = ir_scalar(b->dtype), t;
+  ba.rank = a->rank > 2 ? a->rank - 2 : 0;
+  bb.rank = b->rank > 2 ? b->rank - 2 : 0;
+  memcpy(ba.dim, a->dim, sizeof(Dim) * (size_t)ba.rank);
+  memcpy(bb.dim, b->dim, sizeof(Dim) * (size_t)bb.rank);
+  if (!ir_broadcast_shapes(m, &ba, &bb, &t, err, errlen))
+    return false;
+  if (a->rank >= 2)
+    t.dim[t.rank++] = a->dim[a->rank - 2];
+  if (b->rank >= 2)
+    t.dim[t.rank++] = b->dim[b->rank - 1];
   *out = t;
+  return true;
+}
+
+/* The IR's matmul: NumPy's rule for ranks 1 and 2; a batched product (a rank
+ * above 2) takes two operands of rank 2 or more (the frontend reshapes a
+ * vector), and its result may leave out or shrink to 1 batch axes that the
+ * operands' batches broadcast over: those products are summed (the adjoint
+ * of a broadcast batch axis). `given` is the instruction's own type. */
+static bool matmul_ir_type(const Module *m, const Type *a, const Type *b, const Type *given,
+                           Type *out, char *err, size_t errlen) {
+  if ((a->rank > 2 || b->rank > 2) && (a->rank < 2 || b->rank < 2))
+    return FAIL("a batched matmul takes operands of rank 2 or more");
+  if (!ir_matmul_type(m, a, b, out, err, errlen))
+    return false;
+  if (given->dtype != out->dtype || given->rank < 2 || out->rank < 2 ||
+      ir_type_eq(given, out))
+    return true;
+  Type gb = *given, ob = *out;
+  gb.rank -= 2;
+  ob.rank -= 2;
+  if (ir_dim_eq(given->dim[given->rank - 2], out->dim[out->rank - 2]) &&
+      ir_dim_eq(given->dim[given->rank - 1], out->dim[out->rank - 1]) &&
+      ir_can_broadcast_to(&gb, &ob))
+    *out = *given;
   return true;
 }
 
@@ -245,7 +279,7 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
   case SH_MATMUL:
     if (a[0]->type.dtype != a[1]->type.dtype || !ir_is_float(a[0]->type.dtype))
       return FAIL("matmul operands must have one float dtype");
-    return ir_matmul_type(m, &a[0]->type, &a[1]->type, out, err, errlen);
+    return matmul_ir_type(m, &a[0]->type, &a[1]->type, &i->type, out, err, errlen);
   case SH_ARG:
     if (!dtype_ok(info, a[0]->type.dtype))
       return FAIL("%s is not defined on %s", info->name, ir_dtype_name(a[0]->type.dtype));

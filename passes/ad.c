@@ -228,10 +228,43 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
  * the other factor is zero: in every rank combination a term with a zero
  * factor is left out (matmulz, mul_either_zero), as docs/language.md 4.4
  * promises. */
+/* x with its last two axes swapped (a view: the GEMM kernel reads it
+ * transposed in place). */
+static Inst *swap_last2(AD *a, Inst *x) {
+  int perm[IR_MAX_RANK], r = x->type.rank;
+  for (int k = 0; k < r; k++)
+    perm[k] = k;
+  perm[r - 2] = r - 1;
+  perm[r - 1] = r - 2;
+  return ir_transpose(B, x, perm);
+}
+/* A batched product (ranks 2 and up): each operand's adjoint is one GEMM per
+ * batch element, and where the operand's batch axis was broadcast, those
+ * GEMMs accumulate into the same matrix (matmulz_into): the sum over the
+ * broadcast axis costs no temporary. A product that itself summed over batch
+ * axes (a matmulz of a gradient, differentiated again) spreads g back over
+ * them first. */
+static void ad_batched_matmul(AD *a, Inst *y, Inst *g) {
+  Inst *l = X, *r = Y2;
+  Type full;
+  char err[256];
+  if (!ir_matmul_type(a->b.m, &l->type, &r->type, &full, err, sizeof err))
+    die("batched matmul: %s", err);
+  full.dtype = g->type.dtype;
+  g = ir_broadcast(B, g, &full);
+  if (l->active)
+    contribute(a, l, ir_matmulz_into(B, g, swap_last2(a, r), &l->type));
+  if (r->active)
+    contribute(a, r, ir_matmulz_into(B, swap_last2(a, l), g, &r->type));
+}
 static void ad_matmul(AD *a, Inst *y, Inst *g) {
   static const int T[2] = {1, 0};
   Inst *l = X, *r = Y2;
   int rl = l->type.rank, rr = r->type.rank;
+  if (rl > 2 || rr > 2) {
+    ad_batched_matmul(a, y, g);
+    return;
+  }
   if (l->active) {
     Inst *d;
     if (rl == 2 && rr == 2)

@@ -13,6 +13,8 @@
  * computed copy, reused by every user: CSE has already merged the adjoint's
  * recomputations of forward values into them.
  *
+ * A value that some user reads from memory (a matmul operand, say) is
+ * stored anyway and not copied.
  * Copies go right before their users in the same block; users inside a
  * nested region keep reading the original (a copy there would run once per
  * iteration).
@@ -39,11 +41,26 @@ static bool cheap_op(Op op) {
   }
 }
 
+/* Users that read their operand from memory (codegen/cg_func.c gives it
+ * some: the GEMM kernel reads arrays, transpose and reshape are views,
+ * broadcast reads a stored value): a value with such a user is stored
+ * anyway, so a copy per user would only store it twice. */
+static bool reads_memory(const Inst *u) {
+  return ir_ops[u->op].shape == SH_MATMUL || u->op == OP_transpose || u->op == OP_reshape ||
+         u->op == OP_broadcast;
+}
+
 void pass_remat(Module *m) {
   for (Function *f = m->funcs; f; f = f->next) {
     ir_count_uses(f);
+    for (Inst *i = f->first; i; i = ir_walk_next(i))
+      i->aux = NULL;
+    for (Inst *u = f->first; u; u = ir_walk_next(u))
+      if (reads_memory(u))
+        for (int k = 0; k < u->nargs; k++)
+          u->args[k]->aux = u;
     for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-      if (i->nuses < 2 || !cheap_op(i->op))
+      if (i->nuses < 2 || !cheap_op(i->op) || i->aux)
         continue;
       bool ok = true;
       for (int k = 0; k < i->nargs; k++)

@@ -14,16 +14,20 @@
 
 /* One pass over the operand, a row at a time: the inner loop ORs together
  * "exponent all ones" (inf or NaN) tests with no early exit, so it
- * vectorizes; the scan costs a fraction of the product it guards. */
+ * vectorizes; the scan costs a fraction of the product it guards. The test
+ * reads the 32-bit word that holds the exponent (the high word of a double):
+ * baseline x86-64 (SSE2) has no 64-bit lane compare, and with one the loop
+ * stayed scalar, at a fifth of the product's time in a batched gradient. */
 #define DEFINE_GEMMZ(T, U, EXP, NAME, GEMM)                                               \
   static bool all_finite_##T(const T *p, int64_t rows, int64_t cols, int64_t ld) {        \
     for (int64_t i = 0; i < rows; i++) {                                                 \
       const T *row = p + i * ld;                                                         \
-      U bad = 0;                                                                         \
+      uint32_t bad = 0;                                                                  \
       for (int64_t j = 0; j < cols; j++) {                                               \
         U bits;                                                                          \
         memcpy(&bits, &row[j], sizeof bits); /* no type punning through pointers */      \
-        bad |= (U)((bits & EXP) == EXP);                                                 \
+        uint32_t hi = (uint32_t)(bits >> (8 * sizeof(U) - 32));                          \
+        bad |= (uint32_t)((hi & EXP) == EXP);                                            \
       }                                                                                  \
       if (bad)                                                                           \
         return false;                                                                    \
@@ -51,4 +55,4 @@
   }
 
 DEFINE_GEMMZ(float, uint32_t, 0x7f800000u, sg_rt_gemmz_f32, sg_rt_gemm_f32)
-DEFINE_GEMMZ(double, uint64_t, 0x7ff0000000000000ull, sg_rt_gemmz_f64, sg_rt_gemm_f64)
+DEFINE_GEMMZ(double, uint64_t, 0x7ff00000u, sg_rt_gemmz_f64, sg_rt_gemm_f64)

@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
   sgt_set(&o32, 0, -42);
   for (int i = 0; i < V * D; i++)
     sgt_set(&de32, i, -42);
+  for (int i = 0; i < D * C; i++)
+    sgt_set(&dw32, i, -42);
   CHECK_EQ_INT(bow_loss_grad(&e32, &w32, &tokens, &labels, &o32, &de32, &dw32), SG_ERR_INDEX);
   char want[200];
   snprintf(want, sizeof want, "bow_loss_grad: bow_classifier.sg:6: index %d is out of range for an axis of size %d", V + 3, V);
@@ -81,6 +83,8 @@ int main(int argc, char **argv) {
   CHECK_EXACT(sgt_get(&o32, 0), -42);
   for (int i = 0; i < V * D; i++)
     CHECK_EXACT(sgt_get(&de32, i), -42);
+  for (int i = 0; i < D * C; i++)
+    CHECK_EXACT(sgt_get(&dw32, i), -42);
   ((int32_t *)tokens.data)[S + 2] = -V - 1;
   CHECK_EQ_INT(bow_loss(&e32, &w32, &tokens, &labels, &o32), SG_ERR_INDEX);
   snprintf(want, sizeof want, "bow_loss: bow_classifier.sg:6: index %d is out of range for an axis of size %d", -V - 1, V);
