@@ -1000,15 +1000,19 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
   check_sizes(&B, n);
-  /* Temporaries: one block from the thread's workspace, one after the
-   * other, with room for the regions' buffers (cg_region.c). The liveness
-   * layout of cg_temps.c (temporaries that are never live at once share
-   * bytes) is off: it gave a wrong gradient on a 150-statement body
-   * (test/codegen/split_gradient.test) and stays off until that is found. */
+  /* Temporaries: one block from the thread's workspace. A function
+   * without loops or branches lays them out by liveness (cg_temps.c:
+   * temporaries never live at once share bytes); one with them, one after
+   * the other, with room for the regions' buffers (cg_region.c). */
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  LLVMValueRef total = i64c(g, 0);
-  bool any_temp = false;
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+  bool plain = true;
+  for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
+    plain = !i->nregions && i->op != OP_proj;
+  LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
+  bool any_temp = total != NULL;
+  if (!total)
+    total = i64c(g, 0);
+  for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
     if (i->nregions) {
       total = cg_region_reserve(&B, i, total);
