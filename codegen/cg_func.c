@@ -181,6 +181,8 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
   if (s->reg)
     return s->reg;
+  if (s->scalar)
+    return cg_outer(B, s->scalar);
   if (s->has_buf)
     return load_elem(B, v, s->buf, v->type.rank == 0 ? i64c(B->g, 0) : lin_of(B, x, &v->type));
   LLVMMetadataRef at = cg_debug_at(B->g, v); /* fused into its user's loop */
@@ -803,7 +805,8 @@ static void emit_group(Body *B, Inst *first) {
     s->computed = true;
     if (ir_ops[i->op].shape == SH_REDUCE) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), LLVMBuildLoad2(g->b, t, gr.fin[r++], ""));
+      s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
+      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
       i->aux = NULL;
     }
   }
@@ -909,45 +912,61 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
   loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
 }
 
+/* Once v is computed, a scalar goes into a register (Slot.scalar); a
+ * group's are set by emit_group. */
+static void load_scalar(Body *B, Inst *v) {
+  Slot *s = slot(B, v);
+  if (v->type.rank == 0 && s->has_buf && s->buf && s->computed && s->group < 0 && !s->scalar &&
+      !s->acc_into && !v->nregions && v->op != OP_proj)
+    s->scalar = load_elem(B, v, s->buf, i64c(B->g, 0));
+}
+
+static void emit_one(Body *B, Inst *i);
+
 /* The values with memory of one block, in program order. */
 void cg_emit_block(Body *B, Inst *first) {
   for (Inst *i = first; i; i = i->next) {
-    Slot *s = slot(B, i);
-    if (i->nregions) {
-      cg_debug_at(B->g, i);
-      cg_region_emit(B, i);
-      continue;
-    }
-    if (!s->has_buf || i->op == OP_proj)
-      continue;
-    cg_debug_at(B->g, i);
-    if (i->op == OP_reshape && !s->buf) { /* a view */
-      s->buf = slot(B, i->args[0])->buf;
-      continue;
-    }
-    if (s->group >= 0) {
-      if (s->group == i->id)
-        emit_group(B, i);
-      continue;
-    }
-    s->computed = true;
-    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
-      Slot *sum = slot(B, s->acc_into);
-      emit_matmul(B, i, sum->buf, sum->computed);
-      sum->computed = true;
-      continue;
-    }
-    if (s->by_products)
-      continue;
-    if (ir_ops[i->op].shape == SH_MATMUL)
-      emit_matmul(B, i, s->buf, false);
-    else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
-      cg_emit_scatter(B, i, s->buf);
-    else if (ir_ops[i->op].shape == SH_REDUCE)
-      emit_reduce(B, i, s->buf);
-    else
-      emit_fill(B, i, s->buf);
+    emit_one(B, i);
+    load_scalar(B, i);
   }
+}
+
+static void emit_one(Body *B, Inst *i) {
+  Slot *s = slot(B, i);
+  if (i->nregions) {
+    cg_debug_at(B->g, i);
+    cg_region_emit(B, i);
+    return;
+  }
+  if (!s->has_buf || i->op == OP_proj)
+    return;
+  cg_debug_at(B->g, i);
+  if (i->op == OP_reshape && !s->buf) { /* a view */
+    s->buf = slot(B, i->args[0])->buf;
+    return;
+  }
+  if (s->group >= 0) {
+    if (s->group == i->id)
+      emit_group(B, i);
+    return;
+  }
+  s->computed = true;
+  if (s->acc_into) { /* the first product writes the sum, the second adds to it */
+    Slot *sum = slot(B, s->acc_into);
+    emit_matmul(B, i, sum->buf, sum->computed);
+    sum->computed = true;
+    return;
+  }
+  if (s->by_products)
+    return;
+  if (ir_ops[i->op].shape == SH_MATMUL)
+    emit_matmul(B, i, s->buf, false);
+  else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
+    cg_emit_scatter(B, i, s->buf);
+  else if (ir_ops[i->op].shape == SH_REDUCE)
+    emit_reduce(B, i, s->buf);
+  else
+    emit_fill(B, i, s->buf);
 }
 
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {

@@ -29,6 +29,11 @@ typedef struct Slot {
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
   bool by_products;    /* an add of two matmuls: they compute it */
+  LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
+                          read the register (a load inside a loop that also
+                          stores is reloaded every iteration, as LLVM cannot
+                          tell the temporaries apart, and keeps the loop's
+                          reductions from vectorizing) */
 } Slot;
 
 typedef struct RegionCg RegionCg;
