@@ -642,6 +642,7 @@ static void group_block(Body *B, Inst *first) {
   enum { MAX_MEMBERS = 16 };
   int g = -1, members = 0;
   const Type *space = NULL;
+  Slot *head = NULL; /* the current group's first member */
   for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (i->nregions) {
@@ -657,6 +658,7 @@ static void group_block(Body *B, Inst *first) {
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
         !reads_group_reduction(B, i, g)) {
       s->group = g;
+      head->group_last = i;
       members++;
       continue;
     }
@@ -664,6 +666,8 @@ static void group_block(Body *B, Inst *first) {
     members = 1;
     space = member ? sp : NULL;
     s->group = g;
+    head = s;
+    s->group_last = i;
   }
 }
 
@@ -697,7 +701,7 @@ static void form_groups(Body *B, int n) {
 }
 
 typedef struct Group {
-  Inst *first;
+  Inst *first, *end; /* its members are in [first, end) */
   const Type *space;
   LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
 } Group;
@@ -714,11 +718,11 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   if (on)
     cg_par_begin(B, n, &par);
   int nred = 0;
-  for (Inst *i = gr->first; i; i = i->next)
+  for (Inst *i = gr->first; i != gr->end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
   int r = 0;
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
       s->reg = NULL;
@@ -732,7 +736,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   Loop L;
   LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;
@@ -750,12 +754,12 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       store_elem(B, i->type.dtype, s->buf, iv, s->reg);
   }
   loop_close(B, &L);
-  for (Inst *i = gr->first; i; i = i->next)
+  for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (slot(B, i)->group == gid)
       slot(B, i)->reg = NULL;
   LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
   r = 0;
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
       continue;
     LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
@@ -766,7 +770,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   if (on) {
     cg_par_end(B, &par);
     r = 0;
-    for (Inst *i = gr->first; i; i = i->next) {
+    for (Inst *i = gr->first; i != gr->end; i = i->next) {
       if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
         continue;
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
@@ -786,19 +790,19 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
 static void emit_group(Body *B, Inst *first) {
   Cg *g = B->g;
   int gid = first->id;
-  Group gr = {first, NULL, NULL};
+  Group gr = {first, slot(B, first)->group_last->next, NULL, NULL};
   flat_member(B, first, &gr.space);
   int nred = 0;
-  for (Inst *i = first; i; i = i->next)
+  for (Inst *i = first; i != gr.end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   gr.fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
   int r = 0;
-  for (Inst *i = first; i; i = i->next)
+  for (Inst *i = first; i != gr.end; i = i->next)
     if (slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
       gr.fin[r++] = entry_alloca(B, cg_elem_type(g, i->type.dtype));
   emit_versions(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
   r = 0;
-  for (Inst *i = first; i; i = i->next) {
+  for (Inst *i = first; i != gr.end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;

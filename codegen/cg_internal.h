@@ -25,6 +25,7 @@ typedef struct Slot {
   LLVMValueRef buf;    /* pointer to element 0 */
   int temp;            /* index into the temporaries, -1 if none */
   int group;           /* loop group (first member's id), -1 if none */
+  Inst *group_last;    /* of a group's first member: its last member */
   bool internal;       /* a group member no one outside the group reads: no memory */
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
