@@ -101,6 +101,7 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
     if (f->exported)
       cg_export(&g, f);
   cg_debug_finish(&g);
+  cg_math_finish(&g);
   /* Big bodies become several functions that LLVM optimizes one at a time
    * (cg_split.c): compile time stays linear at every -O level. */
   LLVMValueRef last = LLVMGetLastFunction(g.mod);
@@ -137,6 +138,7 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
       cg_split_blocks(&g, fn);
   rc = 0;
 out:
+  free(g.math_used);
   if (err)
     LLVMDisposeMessage(err);
   if (triple)

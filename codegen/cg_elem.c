@@ -133,19 +133,19 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   case OP_neg:
     return LLVMBuildFNeg(b, a[0], "");
   case OP_exp:
-    return cg_math_exp(g->mod, b, a[0]);
+    return cg_math_call(g, "exp", cg_math_exp, a[0]);
   case OP_log:
-    return cg_math_log(g->mod, b, a[0]);
+    return cg_math_call(g, "log", cg_math_log, a[0]);
   case OP_log1p:
-    return cg_math_log1p(g->mod, b, a[0]);
+    return cg_math_call(g, "log1p", cg_math_log1p, a[0]);
   case OP_expm1:
-    return cg_math_expm1(g->mod, b, a[0]);
+    return cg_math_call(g, "expm1", cg_math_expm1, a[0]);
   case OP_tanh:
-    return cg_math_tanh(g->mod, b, a[0]);
+    return cg_math_call(g, "tanh", cg_math_tanh, a[0]);
   case OP_sigmoid:
-    return cg_math_sigmoid(g->mod, b, a[0]);
+    return cg_math_call(g, "sigmoid", cg_math_sigmoid, a[0]);
   case OP_softplus:
-    return cg_math_softplus(g->mod, b, a[0]);
+    return cg_math_call(g, "softplus", cg_math_softplus, a[0]);
   case OP_sqrt:
     return call1(g, "llvm.sqrt", a[0]);
   case OP_rsqrt:

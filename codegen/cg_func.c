@@ -973,6 +973,16 @@ static void emit_one(Body *B, Inst *i) {
     emit_fill(B, i, s->buf);
 }
 
+/* exp & co. are expanded inline (cg_math.c), about seventy instructions
+ * each; a body with more than this many calls them (cg_mathcall.c), which
+ * keeps LLVM's time on it in proportion. */
+enum { MATH_INLINE_MAX = 256 };
+
+static bool expands_to_math(Op op) {
+  return op == OP_exp || op == OP_log || op == OP_log1p || op == OP_expm1 || op == OP_tanh ||
+         op == OP_sigmoid || op == OP_softplus;
+}
+
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {
   int nptr = f->nparams + f->nresults;
   LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nptr + nsyms + 1));
@@ -989,8 +999,12 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
 
   int n = ir_renumber(f);
   Body B = {.g = g, .f = f, .fn = fn};
-  for (Inst *i = f->first; i && !B.no_par; i = ir_walk_next(i))
-    B.no_par = ir_ops[i->op].flags & F_FAILS;
+  int nmath = 0;
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+    B.no_par |= (ir_ops[i->op].flags & F_FAILS) != 0;
+    nmath += expands_to_math(i->op);
+  }
+  g->math_calls = nmath > MATH_INLINE_MAX;
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
@@ -1101,5 +1115,6 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   free(B.symv);
   free(B.slot);
   free(B.pslot);
+  g->math_calls = false;
   return fn;
 }

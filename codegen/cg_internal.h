@@ -16,6 +16,9 @@ typedef struct Cg {
   Module *m;
   bool x86;
   CgDebug *dbg;        /* -g: cg_debug.c's state; NULL without -g */
+  bool math_calls;     /* this body calls exp & co. instead of expanding them */
+  LLVMValueRef *math_used; /* cg_mathcall.c's vector forms, kept until vectorized */
+  int nmath_used;
 } Cg;
 
 /* Where a value lives while a function body is generated. */
@@ -75,6 +78,13 @@ int64_t cg_elem_size(DType dt);
 /* One element of elementwise op `op` given its operands' elements. */
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *args);
 LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n);
+
+/* ---- cg_mathcall.c ---- */
+/* exp & co.: cg_math.c's emitter inline, or with g->math_calls a call to a
+ * per-module function with vector forms for the loop vectorizer. */
+typedef LLVMValueRef CgMathEmit(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_call(Cg *g, const char *op, CgMathEmit *emit, LLVMValueRef x);
+void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
 
 /* ---- cg_func.c ---- */
 /* Emit `name` as an internal function computing f from data pointers (f's

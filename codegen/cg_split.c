@@ -36,7 +36,7 @@
 #include "cg_internal.h"
 
 /* Bodies smaller than this stay whole; pieces are about SPLIT_TARGET. */
-enum { SPLIT_MIN = 3000, SPLIT_TARGET = 800 };
+enum { SPLIT_MIN = 3000, SPLIT_TARGET = 800, SPLIT_MAX_ARGS = 64 };
 
 /* ---- a pointer -> int map over ir/util.h's PtrMap (values stored as
  * v + 3, so that NULL means absent and -2, -1 stay representable) ---- */
@@ -165,9 +165,10 @@ static bool foreign(Split *S, LLVMValueRef v, int b0, int b1) {
 }
 
 /* Whether a caller value goes through the frame: instructions (not phis)
- * of a type that fits a slot of 8 bytes. */
-static bool framed(LLVMValueRef v) {
-  if (!LLVMIsAInstruction(v) || LLVMIsAPHINode(v))
+ * of a type that fits a slot of 8 bytes, and with `args_too` the caller's
+ * own parameters as well. */
+static bool framed(LLVMValueRef v, bool args_too) {
+  if (!(LLVMIsAInstruction(v) || (args_too && LLVMIsAArgument(v))) || LLVMIsAPHINode(v))
     return false;
   LLVMTypeRef t = LLVMTypeOf(v);
   switch (LLVMGetTypeKind(t)) {
@@ -211,7 +212,8 @@ static int frame_slot(Split *S, LLVMValueRef v) {
   k = S->nslots++;
   pm_put(&S->slot, v, k);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(S->g->ctx);
-  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(v));
+  /* a parameter of the caller: right after the frame itself */
+  LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(LLVMIsAArgument(v) ? S->frame : v));
   LLVMValueRef at = LLVMConstInt(S->g->i64, (unsigned long long)k, 0);
   /* Volatile: thousands of stores to consecutive slots would otherwise
    * seed the SLP vectorizer and dead-store elimination, both superlinear
@@ -266,8 +268,16 @@ static void outline(Split *S, int b0, int b1) {
   LLVMValueRef *args = xmalloc(sizeof(LLVMValueRef) * (size_t)(nfrom + 1));
   LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nfrom + 1));
   int nargs = 0, nframed = 0;
+  /* A call with thousands of arguments (an export with thousands of
+   * parameters) is one scheduling region in the code generator, which is
+   * quadratic in it: past SPLIT_MAX_ARGS, the caller's parameters go
+   * through the frame too, giving up their noalias. */
+  int direct = 0;
+  for (int k = 0; k < nfrom; k++)
+    direct += !framed(from[k], false);
+  bool args_too = direct > SPLIT_MAX_ARGS;
   for (int k = 0; k < nfrom; k++) {
-    if (framed(from[k])) {
+    if (framed(from[k], args_too)) {
       nframed++;
       continue;
     }
@@ -322,7 +332,7 @@ static void outline(Split *S, int b0, int b1) {
   for (int k = 0; k < nfrom; k++) {
     LLVMValueRef v = from[k];
     int p = pm_get(&param, v, -1);
-    if (!framed(v)) {
+    if (!framed(v, args_too)) {
       repl[k] = LLVMGetParam(fn, (unsigned)p);
       continue;
     }
@@ -532,6 +542,33 @@ out:
  * branches are free fallthroughs. */
 enum { BLOCK_MAX = 400 };
 
+/* The phis of `succ` name `from` as an incoming block; make that `to`. The
+ * C API cannot set an incoming block, so each such phi is rebuilt. */
+static void rename_incoming(LLVMBuilderRef b, LLVMBasicBlockRef succ, LLVMBasicBlockRef from,
+                            LLVMBasicBlockRef to) {
+  for (LLVMValueRef phi = LLVMGetFirstInstruction(succ); phi && LLVMIsAPHINode(phi);) {
+    LLVMValueRef next = LLVMGetNextInstruction(phi);
+    unsigned n = LLVMCountIncoming(phi);
+    bool names = false;
+    for (unsigned k = 0; k < n; k++)
+      names |= LLVMGetIncomingBlock(phi, k) == from;
+    if (names) {
+      LLVMPositionBuilderBefore(b, phi);
+      LLVMValueRef np = LLVMBuildPhi(b, LLVMTypeOf(phi), "");
+      for (unsigned k = 0; k < n; k++) {
+        LLVMValueRef v = LLVMGetIncomingValue(phi, k);
+        LLVMBasicBlockRef in = LLVMGetIncomingBlock(phi, k);
+        if (in == from)
+          in = to;
+        LLVMAddIncoming(np, &v, &in, 1);
+      }
+      LLVMReplaceAllUsesWith(phi, np);
+      LLVMInstructionEraseFromParent(phi);
+    }
+    phi = next;
+  }
+}
+
 void cg_split_blocks(Cg *g, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
@@ -542,14 +579,9 @@ void cg_split_blocks(Cg *g, LLVMValueRef fn) {
         at = i;
     if (n <= BLOCK_MAX + BLOCK_MAX / 4 || !at)
       continue;
-    /* The successors' phis name this block; the C API cannot rename an
-     * incoming block, so such blocks stay whole. */
-    LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
-    bool phis = false;
-    for (unsigned k = 0; t && k < LLVMGetNumSuccessors(t); k++)
-      phis |= starts_with_phi(LLVMGetSuccessor(t, k));
-    if (phis || LLVMIsAPHINode(at) || LLVMIsAAllocaInst(at) || LLVMIsATerminatorInst(at))
+    if (LLVMIsAPHINode(at) || LLVMIsAAllocaInst(at) || LLVMIsATerminatorInst(at))
       continue;
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
     /* Move everything after `at` into a new block; the loop then visits
      * that block and cuts it again if it is still long. */
     LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
@@ -565,6 +597,8 @@ void cg_split_blocks(Cg *g, LLVMValueRef fn) {
     LLVMPositionBuilderAtEnd(b, bb);
     LLVMBuildBr(b, rest);
     (void)LLVMBlockAddress(fn, rest);
+    for (unsigned k = 0; t && k < LLVMGetNumSuccessors(t); k++)
+      rename_incoming(b, LLVMGetSuccessor(t, k), bb, rest);
   }
   LLVMDisposeBuilder(b);
 }

@@ -372,16 +372,20 @@ class Gen:
         axis = pos - len(dims) if self.chance(0.3) else pos
         return "%s(%s, axis=%d)" % (op, a, axis), live
 
+    def matmul_shapes(self, ty):
+        """Operand shapes of a product of type ty (rank 2 at most), over a
+        new inner size: [k]@[k], [m,k]@[k] or [k]@[k,m], [m,k]@[k,n]."""
+        k = self.some_size()
+        if ty.rank == 0:
+            return (k,), (k,)
+        if ty.rank == 1:
+            return ((ty.dims[0], k), (k,)) if self.chance(0.5) else ((k,), (k, ty.dims[0]))
+        return (ty.dims[0], k), (k, ty.dims[1])
+
     def matmul(self, ty, depth, frozen):
         if ty.rank > 2:
             return None
-        k = self.some_size()
-        if ty.rank == 0:
-            sa, sb = (k,), (k,)
-        elif ty.rank == 1:
-            sa, sb = ((ty.dims[0], k), (k,)) if self.chance(0.5) else ((k,), (k, ty.dims[0]))
-        else:
-            sa, sb = (ty.dims[0], k), (k, ty.dims[1])
+        sa, sb = self.matmul_shapes(ty)
         a, la = self.expr(ty.with_dims(sa), depth, frozen)
         b, lb = self.expr(ty.with_dims(sb), depth, frozen)
         return "(%s @ %s)" % (a, b), la or lb
@@ -500,13 +504,7 @@ class Gen:
         if kind == "matmul":
             if ty.rank > 2:
                 return None
-            k = self.some_size()
-            if ty.rank == 0:
-                sa, sb = (k,), (k,)
-            elif ty.rank == 1:
-                sa, sb = ((ty.dims[0], k), (k,)) if self.chance(0.5) else ((k,), (k, ty.dims[0]))
-            else:
-                sa, sb = (ty.dims[0], k), (k, ty.dims[1])
+            sa, sb = self.matmul_shapes(ty)
             zero_left = self.chance(0.5)
             live = self.param_leaf(ty.with_dims(sb if zero_left else sa))
             if live is None:
