@@ -72,6 +72,7 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
              LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
   Cg g = {0};
   g.m = m;
+  g.ad_memory = o->ad_memory;
   g.ctx = ctx;
   g.mod = LLVMModuleCreateWithNameInContext(module_name, g.ctx);
   g.b = LLVMCreateBuilderInContext(g.ctx);

@@ -25,6 +25,7 @@ typedef struct CgOptions {
   bool emit_llvm;         /* LLVM IR (text) instead of an object */
   bool verify;            /* run LLVM's verifier on the module */
   bool debug;             /* -g: DWARF line information (cg_debug.c) */
+  long long ad_memory;    /* --ad-memory: bytes of saved loop state per call; 0: a full tape */
 } CgOptions;
 
 /* Emit every exported function of m: the object (assembly, LLVM IR) in

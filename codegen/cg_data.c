@@ -12,7 +12,7 @@
 static LLVMValueRef i32c(Cg *g, int32_t v) { return LLVMConstInt(g->i32, (unsigned long long)(int64_t)v, 1); }
 
 /* "model.sg:9": the file's last path component and the instruction's line. */
-static LLVMValueRef where(Body *B, const Inst *at) {
+LLVMValueRef cg_where(Body *B, const Inst *at) {
   const char *file = B->g->m->file ? B->g->m->file : "<input>";
   const char *slash = strrchr(file, '/');
   if (slash && slash[1])
@@ -40,7 +40,7 @@ void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMV
   LLVMValueRef all[8];
   LLVMTypeRef tys[8];
   all[0] = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
-  all[1] = where(B, at);
+  all[1] = cg_where(B, at);
   tys[0] = tys[1] = g->ptr;
   for (int k = 0; k < nargs && k < 6; k++) {
     all[2 + k] = args[k];

@@ -1023,10 +1023,12 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   form_groups(&B, n);
 
   /* Results computed straight into the caller's buffers, unless the body
-   * can fail midway (then they are copied out at the end). */
+   * can fail midway (then they are copied out at the end): an op that
+   * checks its operands, at any depth, or a loop's tape or checkpoints
+   * running out of memory. */
   bool may_fail = false;
-  for (Inst *i = f->first; i; i = i->next)
-    may_fail |= (ir_ops[i->op].flags & F_FAILS) != 0;
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    may_fail |= (ir_ops[i->op].flags & F_FAILS) != 0 || i->op == OP_unloop;
   for (int k = 0; k < f->nresults && !may_fail; k++) {
     Inst *v = f->results[k];
     Slot *s = slot(&B, v);

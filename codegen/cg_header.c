@@ -1,6 +1,7 @@
 /* --header: a C header declaring every export with the calling convention
  * of spec section 9, each with its .sg signature (shapes included) in a
  * comment above it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg.h"
@@ -36,34 +37,45 @@ static void signature_comment(FILE *out, Module *m, Function *f) {
 }
 
 /* The carried state one iteration of a loop saves for its adjoint, as a
- * sum of sizes in bytes: "4*h + 8". */
+ * sum of sizes in bytes with like terms together: "16*b + 4". */
 static void state_bytes(Module *m, const Inst *loop, char *buf, size_t len) {
+  int nc = ir_num_results(loop), nt = 0;
+  char (*terms)[256] = xmalloc(sizeof *terms * (size_t)(nc + 1));
+  int64_t *coef = xmalloc(sizeof *coef * (size_t)(nc + 1));
   int64_t lit = 0;
-  size_t n = 0;
-  buf[0] = 0;
-  int nc = ir_num_results(loop);
   for (int k = 0; k < nc; k++) {
     Type t = ir_result_type(loop, k);
     int64_t size = t.dtype == DT_F64 ? 8 : t.dtype == DT_BOOL ? 1 : 4;
     char term[256];
     size_t tn = 0;
+    term[0] = 0;
     for (int j = 0; j < t.rank; j++) {
       if (t.dim[j].sym < 0)
         size *= t.dim[j].size;
-      else
-        tn += (size_t)snprintf(term + tn, sizeof term - (tn < sizeof term ? tn : sizeof term),
-                               "*%s", m->syms[t.dim[j].sym]);
+      else if (tn < sizeof term)
+        tn += (size_t)snprintf(term + tn, sizeof term - tn, "*%s", m->syms[t.dim[j].sym]);
     }
     if (!tn) {
       lit += size;
       continue;
     }
-    if (n < len)
-      n += (size_t)snprintf(buf + n, len - n, "%s%lld%s", n ? " + " : "", (long long)size, term);
+    int q = 0;
+    while (q < nt && strcmp(terms[q], term) != 0)
+      q++;
+    if (q == nt) {
+      snprintf(terms[nt], sizeof terms[nt], "%s", term);
+      coef[nt++] = 0;
+    }
+    coef[q] += size;
   }
-  if (lit || !n)
-    if (n < len)
-      snprintf(buf + n, len - n, "%s%lld", n ? " + " : "", (long long)lit);
+  size_t n = 0;
+  buf[0] = 0;
+  for (int q = 0; q < nt && n < len; q++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%lld%s", n ? " + " : "", (long long)coef[q], terms[q]);
+  if ((lit || !n) && n < len)
+    snprintf(buf + n, len - n, "%s%lld", n ? " + " : "", (long long)lit);
+  free(terms);
+  free(coef);
 }
 
 /* Spec section 7: per export, the saved-state bytes per iteration of each

@@ -16,6 +16,7 @@ typedef struct Cg {
   Module *m;
   bool x86;
   CgDebug *dbg;        /* -g: cg_debug.c's state; NULL without -g */
+  long long ad_memory; /* --ad-memory (cg_region.c), 0: loops keep a full tape */
   bool math_calls;     /* this body calls exp & co. instead of expanding them */
   LLVMValueRef *math_used; /* cg_mathcall.c's vector forms, kept until vectorized */
   int nmath_used;
@@ -66,6 +67,7 @@ typedef struct Body {
   RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   Par *par;            /* the parallel loop being generated, or NULL */
+  int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
   bool no_par;         /* the body has checks that can fail (cg_data.c): no
                           loop of it runs on the pool, whose chunks cannot
                           leave the function early */
@@ -146,6 +148,8 @@ void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
  * function name and "file.sg:LINE" of `at`). */
 void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
                 int nargs);
+/* "model.sg:9": where `at` is, for run-time messages (a global string). */
+LLVMValueRef cg_where(Body *B, const Inst *at);
 /* a // b and a % b on i32 (Python's floor rules); b == 0 fails. */
 LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b);
 /* ---- cg_debug.c: -g (each does nothing without it) ---- */

@@ -16,10 +16,22 @@
  * entering each iteration (runtime/tape.c); the unloop walks the tape
  * backwards, reading each iteration's state in place, and carries its
  * accumulators the same double-buffered way. A tape that cannot grow makes
- * the function return SG_ERR_ALLOC. */
+ * the function return SG_ERR_ALLOC (the function then computes its results
+ * aside, cg_func.c, so that nothing is written).
+ *
+ * With --ad-memory, the loop keeps snapshots instead (runtime/checkpoint.c
+ * decides which), and the unloop becomes a dispatch loop over the actions
+ * of the checkpoint schedule: restore or store a snapshot, advance one step
+ * (the loop's own body, emitted a second time, on state buffers of the
+ * unloop's), or reverse one step (the unloop's body, on that state). The
+ * budget is shared equally by the function's reversed loops, nested ones
+ * included, so that the whole call stays within it. */
 #include <string.h>
 
 #include "cg_internal.h"
+
+/* The actions of runtime/checkpoint.c's schedule (sgrt.h's SG_RT_CK_*). */
+enum { SG_RT_ACT_ADVANCE = 1, SG_RT_ACT_STORE, SG_RT_ACT_RESTORE, SG_RT_ACT_REVERSE };
 
 struct RegionCg {
   int n;               /* state values: carried, accumulators, or results */
@@ -34,6 +46,9 @@ struct RegionCg {
   LLVMValueRef lo;     /* for: the first index */
   LLVMValueRef stride; /* taped: bytes per iteration */
   LLVMValueRef *coff;  /* taped: offset of each carried value in an entry */
+  bool ckpt;           /* taped, with --ad-memory: snapshots, not a tape */
+  LLVMValueRef ck;     /* ckpt: alloca of the runtime's sg_rt_ckpt pointer */
+  LLVMValueRef *aoff, *abuf; /* unloop with ckpt: the loop state it advances, cur and nxt */
 };
 
 static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
@@ -87,8 +102,12 @@ void cg_region_plan(Body *B, Inst *op) {
       /* the index lives in a register; everything else in memory */
       cg_slot(B, p)->has_buf = !(k == 0 && (op->op == OP_for || op->op == OP_unloop));
     }
-  if (op->op == OP_unloop)
-    B->rg[op->args[0]->id]->taped = true;
+  if (op->op == OP_unloop) {
+    RegionCg *L = B->rg[op->args[0]->id];
+    L->taped = true;
+    L->ckpt = B->g->ad_memory > 0;
+    B->nunloops++;
+  }
   if (op->op != OP_if) {
     Region *body = body_of(op);
     for (int k = 0; k < n; k++)
@@ -134,6 +153,21 @@ LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
     R->tape = cg_entry_alloca(B, R->tape_ty);
     LLVMBuildStore(g->b, LLVMConstNull(R->tape_ty), R->tape);
   }
+  if (R->ckpt) {
+    R->ck = cg_entry_alloca(B, g->ptr);
+    LLVMBuildStore(g->b, LLVMConstNull(g->ptr), R->ck);
+  }
+  if (op->op == OP_unloop && B->rg[op->args[0]->id]->ckpt) {
+    int nc = ir_num_results(op->args[0]);
+    R->aoff = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * nc + 1));
+    R->abuf = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * nc + 1));
+    for (int j = 0; j < 2 * nc; j++) {
+      R->aoff[j] = total;
+      LLVMValueRef bytes = cg_bytes(B, state_type(op->args[0], j % nc));
+      bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+      total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+    }
+  }
   return total;
 }
 
@@ -143,6 +177,9 @@ void cg_region_bind(Body *B, Inst *op, LLVMValueRef base) {
   int nb = op->op == OP_if ? R->n : 2 * R->n;
   for (int j = 0; j < nb; j++)
     R->buf[j] = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &R->off[j], 1, "");
+  if (R->aoff)
+    for (int j = 0; j < 2 * ir_num_results(op->args[0]); j++)
+      R->abuf[j] = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &R->aoff[j], 1, "");
 }
 
 /* ---- emitting ---- */
@@ -213,9 +250,10 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "recorded");
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, at, ""), bad, ok);
   LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
-  LLVMValueRef fargs[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), R->stride};
-  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 2, ""));
+  LLVMTypeRef fps[3] = {g->ptr, g->ptr, g->ptr};
+  LLVMValueRef failed = cg_rt(g, "sg_rt_tape_failed", g->i32, fps, 3, &fty);
+  LLVMValueRef fargs[3] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), cg_where(B, op), R->tape};
+  cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 3, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
   for (int k = 0; k < nc; k++) {
     LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->coff[k], 1, "");
@@ -226,6 +264,7 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
 /* Taped: the bytes per iteration, and the tape emptied for this run. */
 static void start_tape(Body *B, Inst *op, RegionCg *R) {
   Cg *g = B->g;
+  free(R->coff); /* a loop body emitted again (checkpointing) holds this loop */
   R->coff = xmalloc(sizeof(LLVMValueRef) * (size_t)(R->n + 1));
   LLVMValueRef total = i64c(g, 0);
   for (int k = 0; k < R->n; k++) {
@@ -237,6 +276,61 @@ static void start_tape(Body *B, Inst *op, RegionCg *R) {
   LLVMBuildStore(g->b, i64c(g, 0), used);
 }
 
+/* Continue at `done`, laid out after the body just emitted: blocks are
+ * appended as they are made, so `done` (made first) would otherwise sit
+ * before the body, and the edge from it to what follows the loop would
+ * cross the whole body and keep cg_split.c from cutting the body. */
+static void after_body(Cg *g, LLVMBasicBlockRef done) {
+  LLVMMoveBasicBlockAfter(done, LLVMGetInsertBlock(g->b));
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+/* Leave the function with rc unless it is SG_OK (the message is set). */
+static void fail_unless_ok(Body *B, LLVMValueRef rc) {
+  Cg *g = B->g;
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "ckpt_failed");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "ckpt_ok");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""), bad, ok);
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  cg_fail_exit(B, rc);
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+static LLVMValueRef fname(Body *B) { return LLVMBuildGlobalStringPtr(B->g->b, B->f->name, "fname"); }
+
+/* Checkpointing: a run of the loop starts (trips: i64, -1 for a while),
+ * with this loop's share of the budget. */
+static void ckpt_begin(Body *B, Inst *op, RegionCg *R, LLVMValueRef trips) {
+  Cg *g = B->g;
+  LLVMTypeRef fty, ps[6] = {g->ptr, g->i64, g->i64, g->i64, g->ptr, g->ptr};
+  LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_begin", g->i32, ps, 6, &fty);
+  LLVMValueRef args[6] = {R->ck, R->stride, i64c(g, (int64_t)(g->ad_memory / B->nunloops)), trips,
+                          fname(B), cg_where(B, op)};
+  fail_unless_ok(B, LLVMBuildCall2(g->b, fty, fn, args, 6, ""));
+}
+
+/* Checkpointing: the state entering this iteration into a snapshot, if the
+ * schedule keeps this one. */
+static void ckpt_record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
+  Cg *g = B->g;
+  LLVMTypeRef fty, ps[2] = {g->ptr, g->ptr};
+  LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_fwd", g->i32, ps, 2, &fty);
+  LLVMValueRef at = cg_entry_alloca(B, g->ptr);
+  LLVMValueRef args[2] = {LLVMBuildLoad2(g->b, g->ptr, R->ck, "ck"), at};
+  fail_unless_ok(B, LLVMBuildCall2(g->b, fty, fn, args, 2, ""));
+  LLVMValueRef slot = LLVMBuildLoad2(g->b, g->ptr, at, "snapshot");
+  LLVMBasicBlockRef copy = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "snapshot");
+  LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "go");
+  LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, slot, ""), go, copy);
+  LLVMPositionBuilderAtEnd(g->b, copy);
+  for (int k = 0; k < R->n; k++) {
+    LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, slot, &R->coff[k], 1, "");
+    LLVMBuildMemCpy(g->b, dst, 1, cur[k], 1, cg_bytes(B, state_type(op, k)));
+  }
+  LLVMBuildBr(g->b, go);
+  LLVMPositionBuilderAtEnd(g->b, go);
+}
+
 static void emit_for(Body *B, Inst *op, RegionCg *R) {
   Cg *g = B->g;
   Region *body = &op->regions[0];
@@ -245,6 +339,10 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   start_state(B, op, R);
   if (R->taped)
     start_tape(B, op, R);
+  if (R->ckpt) {
+    LLVMValueRef n = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, hi, g->i64, ""), LLVMBuildSExt(g->b, lo, g->i64, ""), "");
+    ckpt_begin(B, op, R, LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, n, i64c(g, 0), ""), n, i64c(g, 0), "trips"));
+  }
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for");
   LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for_body");
@@ -258,7 +356,9 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
   bind_state(B, op, R, body, cur, nxt);
   cg_slot(B, body->params[0])->reg = i;
-  if (R->taped)
+  if (R->ckpt)
+    ckpt_record(B, op, R, cur);
+  else if (R->taped)
     record(B, op, R, cur);
   cg_emit_block(B, body->first);
   end_iteration(B, op, R, body, cur, nxt);
@@ -266,7 +366,7 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   LLVMAddIncoming(i, &next, &latch, 1);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
 }
@@ -277,6 +377,8 @@ static void emit_while(Body *B, Inst *op, RegionCg *R) {
   start_state(B, op, R);
   if (R->taped)
     start_tape(B, op, R);
+  if (R->ckpt)
+    ckpt_begin(B, op, R, i64c(g, -1));
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while");
   LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while_body");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "while_done");
@@ -293,12 +395,14 @@ static void emit_while(Body *B, Inst *op, RegionCg *R) {
     if (R->inplace[k])
       cg_slot(B, R->inplace[k])->buf = nxt[k];
   }
-  if (R->taped)
+  if (R->ckpt)
+    ckpt_record(B, op, R, cur);
+  else if (R->taped)
     record(B, op, R, cur);
   cg_emit_block(B, body->first);
   end_iteration(B, op, R, body, cur, nxt);
   LLVMBuildBr(g->b, head);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
 }
@@ -311,6 +415,8 @@ static void emit_if(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "if_done");
   LLVMBuildCondBr(g->b, c, br[0], br[1]);
   for (int r = 0; r < 2; r++) {
+    if (r)
+      LLVMMoveBasicBlockAfter(br[r], LLVMGetInsertBlock(g->b));
     LLVMPositionBuilderAtEnd(g->b, br[r]);
     Region *b = &op->regions[r];
     cg_emit_block(B, b->first);
@@ -318,7 +424,7 @@ static void emit_if(Body *B, Inst *op, RegionCg *R) {
       cg_copy_value(B, b->yields[k], R->buf[k]);
     LLVMBuildBr(g->b, done);
   }
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
 }
 
@@ -362,9 +468,114 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   LLVMAddIncoming(j, &t, &latch, 1);
-  LLVMPositionBuilderAtEnd(g->b, done);
+  after_body(g, done);
   bind_results(B, op, R);
   free(cur);
+}
+
+/* Every value of region r (nested regions too) computed afresh when it is
+ * emitted a second time. */
+static void reset_block(Body *B, Region *r) {
+  for (Inst *i = r->first; i; i = ir_walk_next(i)) {
+    bool in = false;
+    for (const Region *p = i->parent; p && !in; p = p->owner->parent)
+      in = p == r;
+    if (!in)
+      break;
+    cg_slot(B, i)->computed = false;
+  }
+}
+
+/* One snapshot copied between the current state of A and `slot`. */
+static void ckpt_copy(Body *B, Inst *loop, RegionCg *L, RegionCg *A, LLVMValueRef slot, bool store) {
+  Cg *g = B->g;
+  for (int k = 0; k < L->n; k++) {
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, g->i8, slot, &L->coff[k], 1, "");
+    LLVMValueRef cur = LLVMBuildLoad2(g->b, g->ptr, A->pc[k], "cur");
+    LLVMValueRef bytes = cg_bytes(B, state_type(loop, k));
+    if (store)
+      LLVMBuildMemCpy(g->b, at, 1, cur, 1, bytes);
+    else
+      LLVMBuildMemCpy(g->b, cur, 1, at, 1, bytes);
+  }
+}
+
+/* The unloop of a checkpointed loop: the runtime's schedule says what to do
+ * next, until every iteration is reversed. */
+static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
+  Cg *g = B->g;
+  Inst *loop = op->args[0];
+  RegionCg *L = B->rg[loop->id];
+  Region *body = &op->regions[0], *lbody = body_of(loop);
+  int nc = L->n;
+  start_state(B, op, R);
+  LLVMTypeRef fty, ps[3] = {g->ptr, g->ptr, g->ptr};
+  LLVMValueRef rev = cg_rt(g, "sg_rt_ckpt_reverse", g->i32, ps, 3, &fty);
+  LLVMValueRef ck = LLVMBuildLoad2(g->b, g->ptr, L->ck, "ck");
+  LLVMValueRef rargs[3] = {ck, fname(B), cg_where(B, loop)};
+  fail_unless_ok(B, LLVMBuildCall2(g->b, fty, rev, rargs, 3, ""));
+  /* the state the schedule advances: A, double-buffered like the loop's */
+  RegionCg A = *L;
+  A.pc = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * nc + 1));
+  A.pn = A.pc + nc;
+  for (int k = 0; k < nc; k++) {
+    A.pc[k] = cg_entry_alloca(B, g->ptr);
+    A.pn[k] = cg_entry_alloca(B, g->ptr);
+    LLVMBuildStore(g->b, R->abuf[k], A.pc[k]);
+    LLVMBuildStore(g->b, R->abuf[nc + k], A.pn[k]);
+  }
+  LLVMValueRef posp = cg_entry_alloca(B, g->i64), slotp = cg_entry_alloca(B, g->ptr);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "schedule");
+  LLVMBasicBlockRef blk[4];
+  static const char *const names[4] = {"advance", "store", "restore", "reverse"};
+  for (int k = 0; k < 4; k++)
+    blk[k] = LLVMAppendBasicBlockInContext(g->ctx, B->fn, names[k]);
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMTypeRef nty, nps[3] = {g->ptr, g->ptr, g->ptr};
+  LLVMValueRef next = cg_rt(g, "sg_rt_ckpt_next", g->i32, nps, 3, &nty);
+  LLVMValueRef nargs[3] = {LLVMBuildLoad2(g->b, g->ptr, L->ck, "ck"), posp, slotp};
+  LLVMValueRef act = LLVMBuildCall2(g->b, nty, next, nargs, 3, "action");
+  LLVMValueRef sw = LLVMBuildSwitch(g->b, act, done, 4);
+  static const int codes[4] = {SG_RT_ACT_ADVANCE, SG_RT_ACT_STORE, SG_RT_ACT_RESTORE, SG_RT_ACT_REVERSE};
+  for (int k = 0; k < 4; k++)
+    LLVMAddCase(sw, LLVMConstInt(g->i32, (unsigned long long)codes[k], 0), blk[k]);
+  LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * (nc + R->n) + 1)), *nxt = cur + nc;
+
+  /* advance: the loop's body once, on A */
+  LLVMPositionBuilderAtEnd(g->b, blk[0]);
+  LLVMValueRef pos = LLVMBuildTrunc(g->b, LLVMBuildLoad2(g->b, g->i64, posp, "pos"), g->i32, "");
+  if (loop->op == OP_for)
+    cg_slot(B, lbody->params[0])->reg = LLVMBuildAdd(g->b, L->lo, pos, "");
+  bind_state(B, loop, &A, lbody, cur, nxt);
+  reset_block(B, lbody);
+  cg_emit_block(B, lbody->first);
+  end_iteration(B, loop, &A, lbody, cur, nxt);
+  LLVMBuildBr(g->b, head);
+
+  for (int k = 1; k <= 2; k++) { /* store, restore */
+    LLVMPositionBuilderAtEnd(g->b, blk[k]);
+    ckpt_copy(B, loop, L, &A, LLVMBuildLoad2(g->b, g->ptr, slotp, "snapshot"), k == 1);
+    LLVMBuildBr(g->b, head);
+  }
+
+  /* reverse: the unloop's body on the state A holds */
+  LLVMPositionBuilderAtEnd(g->b, blk[3]);
+  pos = LLVMBuildTrunc(g->b, LLVMBuildLoad2(g->b, g->i64, posp, "pos"), g->i32, "");
+  for (int k = 0; k < nc; k++)
+    cg_slot(B, body->params[1 + k])->buf = LLVMBuildLoad2(g->b, g->ptr, A.pc[k], "state");
+  cg_slot(B, body->params[0])->reg = loop->op == OP_for ? LLVMBuildAdd(g->b, L->lo, pos, "") : pos;
+  LLVMValueRef *rcur = cur + 2 * nc, *rnxt = rcur + R->n;
+  bind_state(B, op, R, body, rcur, rnxt);
+  cg_emit_block(B, body->first);
+  end_iteration(B, op, R, body, rcur, rnxt);
+  LLVMBuildBr(g->b, head);
+
+  after_body(g, done);
+  bind_results(B, op, R);
+  free(cur);
+  free(A.pc);
 }
 
 void cg_region_emit(Body *B, Inst *op) {
@@ -373,7 +584,12 @@ void cg_region_emit(Body *B, Inst *op) {
   case OP_for: emit_for(B, op, R); break;
   case OP_while: emit_while(B, op, R); break;
   case OP_if: emit_if(B, op, R); break;
-  case OP_unloop: emit_unloop(B, op, R); break;
+  case OP_unloop:
+    if (B->rg[op->args[0]->id]->ckpt)
+      emit_unloop_ckpt(B, op, R);
+    else
+      emit_unloop(B, op, R);
+    break;
   default: die("%s is not a region op", ir_ops[op->op].name);
   }
 }
@@ -386,6 +602,11 @@ static void free_tapes(Body *B) {
       LLVMTypeRef fty;
       LLVMValueRef fn = cg_rt(g, "sg_rt_tape_free", g->vd, &g->ptr, 1, &fty);
       LLVMBuildCall2(g->b, fty, fn, &R->tape, 1, "");
+    }
+    if (R && R->ckpt) {
+      LLVMTypeRef fty;
+      LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_free", g->vd, &g->ptr, 1, &fty);
+      LLVMBuildCall2(g->b, fty, fn, &R->ck, 1, "");
     }
   }
 }
@@ -403,6 +624,8 @@ void cg_region_free(Body *B) {
       free(R->fixed);
       free(R->inplace);
       free(R->coff);
+      free(R->aoff);
+      free(R->abuf);
       free(R);
     }
   }

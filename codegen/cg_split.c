@@ -14,7 +14,8 @@
  * cg_func.c emits. A piece [b0, b1) of the blocks in layout order can move
  * when
  *   - the only edges into it go to b0 and the only edges out of it go to
- *     b1 (a "cut" before b0 and before b1), and b0 and b1 start with no phi;
+ *     b1, and b0 and b1 start with no phi (a piece may lie inside a loop
+ *     body: the loop's edges then pass it by; see control_cuts);
  *   - no value it defines is used outside it (values defined earlier, in
  *     what stays in the caller, become parameters);
  *   - every alloca of the entry block it uses is used only inside it (the
@@ -80,36 +81,42 @@ static bool starts_with_phi(LLVMBasicBlockRef b) {
   return i && LLVMIsAPHINode(i);
 }
 
-/* Mark positions lo..hi (cuts before those blocks) as impossible. */
-static void forbid(int *diff, int lo, int hi) {
-  if (lo > hi)
-    return;
-  diff[lo]++;
-  diff[hi + 1]--;
-}
-
-/* cut[i]: the piece boundary "before block i" is possible as far as the
- * control flow goes (every edge across it enters block i). */
-static void control_cuts(Split *S, bool *cut) {
-  int *diff = xmalloc(sizeof(int) * (size_t)(S->nb + 2));
-  memset(diff, 0, sizeof(int) * (size_t)(S->nb + 2));
+/* Where pieces may start and end, as far as the control flow goes. A piece
+ * [c1, c2) may be entered only at c1 and left only to c2, so every edge
+ * u -> v must have both ends inside it or both outside, except an edge
+ * into c1 or to c2. Each edge gets a random number, added to the signature
+ * of the positions ("cut before block p") it spans: u < p < v for a
+ * forward edge, v < p <= u for a back edge. A piece is fine when its two
+ * ends have the same signature (each edge spans both or neither; loops
+ * around a piece inside a loop body span both ends). cut[p]: block p can
+ * start a piece at all (no phi). */
+static void control_cuts(Split *S, bool *cut, uint64_t *sig) {
+  uint64_t *sdiff = xmalloc(sizeof(uint64_t) * (size_t)(S->nb + 2));
+  memset(sdiff, 0, sizeof(uint64_t) * (size_t)(S->nb + 2));
+  uint64_t rnd = 0x9E3779B97F4A7C15ull;
   for (int u = 0; u < S->nb; u++) {
     LLVMValueRef t = LLVMGetBasicBlockTerminator(S->bb[u]);
     unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
     for (unsigned k = 0; k < ns; k++) {
       int v = pm_get(&S->index, LLVMGetSuccessor(t, k), -1);
-      if (v > u)
-        forbid(diff, u + 1, v - 1);
-      else
-        forbid(diff, v + 1, u);
+      if (v < 0 || v == u + 1)
+        continue;
+      rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17; /* xorshift */
+      int lo = v > u ? u + 1 : v + 1, hi = v > u ? v - 1 : u;
+      if (lo > hi)
+        continue;
+      sdiff[lo] += rnd;
+      sdiff[hi + 1] -= rnd;
     }
   }
-  int run = 0;
-  for (int i = 0; i < S->nb; i++) {
-    run += diff[i];
-    cut[i] = i > 0 && run == 0 && !starts_with_phi(S->bb[i]);
+  uint64_t srun = 0;
+  for (int i = 0; i <= S->nb; i++) {
+    srun += sdiff[i];
+    sig[i] = srun;
+    if (i < S->nb)
+      cut[i] = i > 0 && !starts_with_phi(S->bb[i]);
   }
-  free(diff);
+  free(sdiff);
 }
 
 /* Last block using v (-1 if none), and the first one for allocas. */
@@ -460,8 +467,9 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
    * count at their first user), so a piece starting at or before b must
    * extend past reach[b]. */
   bool *cut = xmalloc(sizeof(bool) * (size_t)(S.nb + 1));
+  uint64_t *sig = xmalloc(sizeof(uint64_t) * (size_t)(S.nb + 1));
   int *reach = xmalloc(sizeof(int) * (size_t)S.nb);
-  control_cuts(&S, cut);
+  control_cuts(&S, cut, sig);
   cut[S.nb] = true;
   for (int b = 0; b < S.nb; b++)
     reach[b] = b;
@@ -494,7 +502,7 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
         far = reach[end];
       size += S.ninst[end];
       end++;
-      if (far < end && cut[end] && (size >= SPLIT_TARGET || end == S.nb)) {
+      if (far < end && cut[end] && sig[end] == sig[b] && (size >= SPLIT_TARGET || end == S.nb)) {
         ok = true;
         break;
       }
@@ -524,6 +532,7 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
   free(starts);
   free(ends);
   free(cut);
+  free(sig);
   free(reach);
 out:
   pm_free(&S.index);

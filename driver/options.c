@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]]\n"
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--ad-memory=SIZE]\n"
     "           [-g] [--target-cpu=CPU] [--version] [--help]\n";
 
 static const char help[] =
@@ -33,6 +33,9 @@ static const char help[] =
     "  -S                   write assembly instead of an object\n"
     "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
     "                       writing an object; STAGE as for --emit-ir (default ad)\n"
+    "  --ad-memory=SIZE     gradients through loops hold at most SIZE bytes of\n"
+    "                       saved loop state per call (K, M, G: KiB, MiB, GiB),\n"
+    "                       recomputing from checkpoints; same results bit for bit\n"
     "  -g                   DWARF line information: gdb and perf show .sg lines\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
@@ -43,6 +46,33 @@ typedef struct Parser {
   OptionsMode mode;
   FILE *err;
 } Parser;
+
+/* --ad-memory=SIZE: decimal bytes with an optional K, M or G (binary
+ * multiples). Returns false on anything else, zero, or past 2^62. */
+static bool parse_size(const char *a, long long *out) {
+  long long v = 0;
+  const char *s = a;
+  if (*s < '0' || *s > '9')
+    return false;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > ((1LL << 62) - (*s - '0')) / 10)
+      return false;
+    v = v * 10 + (*s - '0');
+  }
+  int shift = 0;
+  if (*s == 'K' || *s == 'k')
+    shift = 10;
+  else if (*s == 'M' || *s == 'm')
+    shift = 20;
+  else if (*s == 'G' || *s == 'g')
+    shift = 30;
+  if (shift)
+    s++;
+  if (*s || v == 0 || v > (1LL << 62) >> shift)
+    return false;
+  *out = v << shift;
+  return true;
+}
 
 static int bad_usage(const Parser *p, const char *fmt, const char *arg) {
   fprintf(p->err, "sgc: error: ");
@@ -118,6 +148,13 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
       o->debug = true;
     } else if (strncmp(a, "--target-cpu=", 13) == 0 && a[13]) {
       o->cpu = a + 13;
+    } else if (strncmp(a, "--ad-memory", 11) == 0 && (a[11] == '=' || !a[11])) {
+      if (!a[11] || !a[12])
+        return bad_usage(&p, "%s needs a size in bytes, e.g. --ad-memory=64M", a);
+      if (!parse_size(a + 12, &o->ad_memory))
+        return bad_usage(&p, "invalid size '%s' for --ad-memory (expected a positive number of "
+                             "bytes below 2^62, with an optional K, M or G suffix, e.g. 64M)",
+                         a + 12);
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
     } else if (a[0] == '-' && a[1]) {

@@ -16,6 +16,7 @@ typedef struct Options {
   Stage emit_ir, emit_dot; /* --emit-dot=STAGE: the graph picture (ir/dot.c) */
   bool emit_llvm, emit_asm, verify;
   bool debug; /* -g: DWARF line information (codegen/cg_debug.c) */
+  long long ad_memory; /* --ad-memory=SIZE in bytes: checkpointed loop gradients; 0: off */
 } Options;
 
 typedef enum {

@@ -102,7 +102,7 @@ static int compile(const Options *o, Outputs *outs, const char *src, size_t len)
   if (print != STAGE_NONE) {
     rc = print_module(o, m);
   } else {
-    CgOptions cg = {o->opt_level, o->cpu, o->emit_asm, o->emit_llvm, o->verify, o->debug};
+    CgOptions cg = {o->opt_level, o->cpu, o->emit_asm, o->emit_llvm, o->verify, o->debug, o->ad_memory};
     rc = cg_emit(m, o->input, &cg, &outs->object->data, &outs->object->len);
   }
   /* All or nothing: no file is written unless everything compiled. The

@@ -1604,7 +1604,10 @@ static void scan_assigned(Ctx *c, Stmt *list, Scan *sc) {
     switch (s->kind) {
     case ST_LET:
     case ST_VAR:
-      vec_push(&sc->inner, (void *)s->name);
+      if (s->name)
+        vec_push(&sc->inner, (void *)s->name);
+      for (Arg *a = s->names; a; a = a->next) /* let (a, b) = ... */
+        vec_push(&sc->inner, (void *)a->kw);
       break;
     case ST_ASSIGN: {
       if (declared_inside(sc, s->name))
@@ -2075,16 +2078,35 @@ static bool has_regions(Function *f) {
 /* The AD pass cannot differentiate the adjoint of a loop again (the unloop
  * op has no adjoint yet), so a gradient of such a function inside a
  * program, which is itself differentiated, is rejected rather than risk a
- * wrong second-order number. */
+ * wrong second-order number, unless its value is only ever used under
+ * stop_gradient (then no derivative flows through it). */
+static void mark_unstopped(PtrMap *used, Inst *x, const Inst *user) {
+  if (x->op == OP_grad && (!user || user->op != OP_stop_gradient))
+    *ptrmap_slot(used, x) = x;
+}
+
 static void check_grad_of_loops(Ctx *c) {
   for (int i = 0; i < c->nfns; i++)
     c->fns[i].ir->mark = 0;
-  for (int i = 0; i < c->nfns; i++)
-    for (Inst *k = c->fns[i].ir->first; k; k = ir_walk_next(k))
-      if (k->op == OP_grad && has_regions(k->callee))
+  for (int i = 0; i < c->nfns; i++) {
+    Function *f = c->fns[i].ir;
+    PtrMap used = {0}; /* grads with a use not under stop_gradient */
+    for (Inst *k = f->first; k; k = ir_walk_next(k)) {
+      for (int a = 0; a < k->nargs; a++)
+        mark_unstopped(&used, k->args[a], k);
+      for (int r = 0; r < k->nregions; r++)
+        for (int y = 0; y < k->regions[r].nyields; y++)
+          mark_unstopped(&used, k->regions[r].yields[y], NULL);
+    }
+    for (int r = 0; r < f->nresults; r++)
+      mark_unstopped(&used, f->results[r], NULL);
+    for (Inst *k = f->first; k; k = ir_walk_next(k))
+      if (k->op == OP_grad && ptrmap_get(&used, k) && has_regions(k->callee))
         ERR(c, k->loc, "grad(%s, ...) is not supported yet: '%s' has loops or branches, and "
                        "differentiating their gradient again (second order) is not implemented",
             k->callee->name, k->callee->name);
+    ptrmap_free(&used);
+  }
   for (int i = 0; i < c->nfns; i++)
     c->fns[i].ir->mark = 0;
 }

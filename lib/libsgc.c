@@ -58,7 +58,7 @@ static void *compile_job(void *arg) {
   Module *m = pipeline_compile(&diag, job->source, diag.len, job->o, STAGE_OPT);
   if (!m)
     return NULL;
-  CgOptions cg = {job->o->opt_level, job->o->cpu, false, false, job->o->verify, false};
+  CgOptions cg = {job->o->opt_level, job->o->cpu, false, false, job->o->verify, false, job->o->ad_memory};
   Jit *jit = jit_compile(m, job->filename, &cg, job->err);
   if (jit) {
     job->result = xmalloc(sizeof *job->result);

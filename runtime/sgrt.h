@@ -66,6 +66,39 @@ typedef struct sg_rt_tape {
 /* Room for `bytes` more at the end, or NULL if memory ran out. */
 void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes);
 void sg_rt_tape_free(sg_rt_tape *t);
+/* Sets "FUNC: WHERE: cannot allocate memory for the loop's tape (it holds
+ * N bytes)" and returns
+ * SG_ERR_ALLOC (WHERE is "file.sg:LINE", the loop's). */
+int sg_rt_tape_failed(const char *func, const char *where, const sg_rt_tape *t);
+
+/* Checkpointing for --ad-memory (runtime/checkpoint.c): the schedule that
+ * reverses a loop from a bounded number of snapshots of its state. The
+ * generated code keeps a NULL-initialized pointer per loop and frees it at
+ * return. sg_rt_ckpt_begin starts a run of the loop (trips: a for loop's
+ * trip count, -1 for a while): SG_ERR_ALLOC and the message if one state of
+ * `stride` bytes does not fit in `budget`. At the start of each iteration,
+ * sg_rt_ckpt_fwd sets *slot to where the entering state is to be copied,
+ * or NULL. sg_rt_ckpt_reverse starts the reverse loop; then each
+ * sg_rt_ckpt_next returns an action: ADVANCE (run the loop body once on
+ * the current state, iteration *pos), STORE / RESTORE (copy the current
+ * state to / from *slot), REVERSE (the reverse body of iteration *pos, the
+ * current state entering it), DONE. Functions returning int return SG_OK
+ * or SG_ERR_ALLOC (message set; `where` is "file.sg:LINE"). */
+typedef struct sg_rt_ckpt sg_rt_ckpt;
+enum { SG_RT_CK_DONE, SG_RT_CK_ADVANCE, SG_RT_CK_STORE, SG_RT_CK_RESTORE, SG_RT_CK_REVERSE };
+int sg_rt_ckpt_begin(sg_rt_ckpt **c, int64_t stride, int64_t budget, int64_t trips,
+                     const char *func, const char *where);
+int sg_rt_ckpt_fwd(sg_rt_ckpt *c, void **slot);
+int sg_rt_ckpt_reverse(sg_rt_ckpt *c, const char *func, const char *where);
+int sg_rt_ckpt_next(sg_rt_ckpt *c, int64_t *pos, void **slot);
+void sg_rt_ckpt_free(sg_rt_ckpt **c);
+/* Bookkeeping bytes per snapshot, counted against the budget with it. */
+int64_t sg_rt_ckpt_overhead(void);
+
+/* Test hooks: bytes this thread holds in tapes and checkpoints (the most
+ * since the last reset; reset != 0 starts a new measurement). */
+int64_t sg_rt_saved_bytes_peak(int reset);
+void sg_rt_saved_bytes_add(int64_t delta);
 
 /* Failures found while a function runs (spec section 9): each sets
  * "FUNC: WHERE: ..." (WHERE is "file.sg:LINE") and returns SG_ERR_INDEX. */
