@@ -920,6 +920,11 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
  * group's are set by emit_group. */
 static void load_scalar(Body *B, Inst *v) {
   Slot *s = slot(B, v);
+  /* Not with loops or branches: their bodies can be emitted twice
+   * (the reverse loop, --ad-memory's steps), where a register of the
+   * first emission does not reach. */
+  if (B->has_regions)
+    return;
   if (v->type.rank == 0 && s->has_buf && s->buf && s->computed && s->group < 0 && !s->scalar &&
       !s->acc_into && !v->nregions && v->op != OP_proj)
     s->scalar = load_elem(B, v, s->buf, i64c(B->g, 0));
@@ -999,6 +1004,8 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
 
   int n = ir_renumber(f);
   Body B = {.g = g, .f = f, .fn = fn};
+  for (Inst *i = f->first; i && !B.has_regions; i = ir_walk_next(i))
+    B.has_regions = i->nregions || i->op == OP_proj;
   int nmath = 0;
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     B.no_par |= (ir_ops[i->op].flags & F_FAILS) != 0;

@@ -67,6 +67,7 @@ typedef struct Body {
   RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   Par *par;            /* the parallel loop being generated, or NULL */
+  bool has_regions;    /* f has loops or branches */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
   bool no_par;         /* the body has checks that can fail (cg_data.c): no
                           loop of it runs on the pool, whose chunks cannot
