@@ -143,7 +143,7 @@ check: all
 # under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate tree.
 check-asan:
 	$(MAKE) B=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
-	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 SGC_BUILD=build-asan SGC_TEST_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp SGC_BUILD=build-asan SGC_TEST_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	  SGC_VERIFY=1 sh tools/lit.sh $(LIT) $(LIT_FLAGS)
 
 demo: all

@@ -183,6 +183,8 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
   if (s->reg)
     return s->reg;
+  if (s->scalar)
+    return cg_outer(B, s->scalar);
   if (s->has_buf)
     return load_elem(B, v, s->buf, v->type.rank == 0 ? i64c(B->g, 0) : lin_of(B, x, &v->type));
   LLVMMetadataRef at = cg_debug_at(B->g, v); /* fused into its user's loop */
@@ -750,6 +752,7 @@ static void group_block(Body *B, Inst *first) {
   enum { MAX_MEMBERS = 16 };
   int g = -1, members = 0;
   const Type *space = NULL;
+  Slot *head = NULL; /* the current group's first member */
   for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (i->nregions) {
@@ -765,6 +768,7 @@ static void group_block(Body *B, Inst *first) {
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
         !reads_group_reduction(B, i, g)) {
       s->group = g;
+      head->group_last = i;
       members++;
       continue;
     }
@@ -772,6 +776,8 @@ static void group_block(Body *B, Inst *first) {
     members = 1;
     space = member ? sp : NULL;
     s->group = g;
+    head = s;
+    s->group_last = i;
   }
 }
 
@@ -805,7 +811,7 @@ static void form_groups(Body *B, int n) {
 }
 
 typedef struct Group {
-  Inst *first;
+  Inst *first, *end; /* its members are in [first, end) */
   const Type *space;
   LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
 } Group;
@@ -822,11 +828,11 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   if (on)
     cg_par_begin(B, n, &par);
   int nred = 0;
-  for (Inst *i = gr->first; i; i = i->next)
+  for (Inst *i = gr->first; i != gr->end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
   int r = 0;
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
       s->reg = NULL;
@@ -840,7 +846,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   Loop L;
   LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;
@@ -858,12 +864,12 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       store_elem(B, i->type.dtype, s->buf, iv, s->reg);
   }
   loop_close(B, &L);
-  for (Inst *i = gr->first; i; i = i->next)
+  for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (slot(B, i)->group == gid)
       slot(B, i)->reg = NULL;
   LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
   r = 0;
-  for (Inst *i = gr->first; i; i = i->next) {
+  for (Inst *i = gr->first; i != gr->end; i = i->next) {
     if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
       continue;
     LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
@@ -874,7 +880,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   if (on) {
     cg_par_end(B, &par);
     r = 0;
-    for (Inst *i = gr->first; i; i = i->next) {
+    for (Inst *i = gr->first; i != gr->end; i = i->next) {
       if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
         continue;
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
@@ -894,26 +900,27 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
 static void emit_group(Body *B, Inst *first) {
   Cg *g = B->g;
   int gid = first->id;
-  Group gr = {first, NULL, NULL};
+  Group gr = {first, slot(B, first)->group_last->next, NULL, NULL};
   flat_member(B, first, &gr.space);
   int nred = 0;
-  for (Inst *i = first; i; i = i->next)
+  for (Inst *i = first; i != gr.end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   gr.fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
   int r = 0;
-  for (Inst *i = first; i; i = i->next)
+  for (Inst *i = first; i != gr.end; i = i->next)
     if (slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
       gr.fin[r++] = entry_alloca(B, cg_elem_type(g, i->type.dtype));
   emit_versions(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
   r = 0;
-  for (Inst *i = first; i; i = i->next) {
+  for (Inst *i = first; i != gr.end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
       continue;
     s->computed = true;
     if (ir_ops[i->op].shape == SH_REDUCE) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), LLVMBuildLoad2(g->b, t, gr.fin[r++], ""));
+      s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
+      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
       i->aux = NULL;
     }
   }
@@ -1019,49 +1026,70 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
   loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
 }
 
+/* Once v is computed, a scalar goes into a register (Slot.scalar); a
+ * group's are set by emit_group. */
+static void load_scalar(Body *B, Inst *v) {
+  Slot *s = slot(B, v);
+  /* Not with loops or branches: their bodies can be emitted twice
+   * (the reverse loop, --ad-memory's steps), where a register of the
+   * first emission does not reach. */
+  if (B->has_regions)
+    return;
+  if (v->type.rank == 0 && s->has_buf && s->buf && s->computed && s->group < 0 && !s->scalar &&
+      !s->acc_into && !v->nregions && v->op != OP_proj)
+    s->scalar = load_elem(B, v, s->buf, i64c(B->g, 0));
+}
+
+static void emit_one(Body *B, Inst *i);
+
 /* The values with memory of one block, in program order. */
 void cg_emit_block(Body *B, Inst *first) {
   for (Inst *i = first; i; i = i->next) {
-    Slot *s = slot(B, i);
-    if (i->nregions) {
-      cg_debug_at(B->g, i);
-      cg_region_emit(B, i);
-      continue;
-    }
-    if (!s->has_buf || i->op == OP_proj)
-      continue;
-    cg_debug_at(B->g, i);
-    if (i->op == OP_reshape && !s->buf) { /* a view */
-      s->buf = slot(B, i->args[0])->buf;
-      continue;
-    }
-    if (s->group >= 0) {
-      if (s->group == i->id)
-        emit_group(B, i);
-      continue;
-    }
-    s->computed = true;
-    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
-      Slot *sum = slot(B, s->acc_into);
-      emit_matmul(B, i, sum->buf, sum->computed);
-      sum->computed = true;
-      continue;
-    }
-    if (s->by_products)
-      continue;
-    if (ir_ops[i->op].shape == SH_MATMUL)
-      emit_matmul(B, i, s->buf, false);
-    else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
-      cg_emit_scatter(B, i, s->buf);
-    else if (ir_ops[i->op].shape == SH_REDUCE)
-      emit_reduce(B, i, s->buf);
-    else if (ir_ops[i->op].shape == SH_ARG)
-      cg_emit_argreduce(B, i, s->buf);
-    else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)
-      cg_emit_random(B, i, s->buf);
-    else
-      emit_fill(B, i, s->buf);
+    emit_one(B, i);
+    load_scalar(B, i);
   }
+}
+
+static void emit_one(Body *B, Inst *i) {
+  Slot *s = slot(B, i);
+  if (i->nregions) {
+    cg_debug_at(B->g, i);
+    cg_region_emit(B, i);
+    return;
+  }
+  if (!s->has_buf || i->op == OP_proj)
+    return;
+  cg_debug_at(B->g, i);
+  if (i->op == OP_reshape && !s->buf) { /* a view */
+    s->buf = slot(B, i->args[0])->buf;
+    return;
+  }
+  if (s->group >= 0) {
+    if (s->group == i->id)
+      emit_group(B, i);
+    return;
+  }
+  s->computed = true;
+  if (s->acc_into) { /* the first product writes the sum, the second adds to it */
+    Slot *sum = slot(B, s->acc_into);
+    emit_matmul(B, i, sum->buf, sum->computed);
+    sum->computed = true;
+    return;
+  }
+  if (s->by_products)
+    return;
+  if (ir_ops[i->op].shape == SH_MATMUL)
+    emit_matmul(B, i, s->buf, false);
+  else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
+    cg_emit_scatter(B, i, s->buf);
+  else if (ir_ops[i->op].shape == SH_REDUCE)
+    emit_reduce(B, i, s->buf);
+  else if (ir_ops[i->op].shape == SH_ARG)
+    cg_emit_argreduce(B, i, s->buf);
+  else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)
+    cg_emit_random(B, i, s->buf);
+  else
+    emit_fill(B, i, s->buf);
 }
 
 /* exp & co. are expanded inline (cg_math.c), about seventy instructions
@@ -1090,6 +1118,8 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
 
   int n = ir_renumber(f);
   Body B = {.g = g, .f = f, .fn = fn};
+  for (Inst *i = f->first; i && !B.has_regions; i = ir_walk_next(i))
+    B.has_regions = i->nregions || i->op == OP_proj;
   int nmath = 0;
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     nmath += expands_to_math(i->op);
@@ -1129,15 +1159,19 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
   check_sizes(&B, n);
-  /* Temporaries: one block from the thread's workspace, one after the
-   * other, with room for the regions' buffers (cg_region.c). The liveness
-   * layout of cg_temps.c (temporaries that are never live at once share
-   * bytes) is off: it gave a wrong gradient on a 150-statement body
-   * (test/codegen/split_gradient.test) and stays off until that is found. */
+  /* Temporaries: one block from the thread's workspace. A function
+   * without loops or branches lays them out by liveness (cg_temps.c:
+   * temporaries never live at once share bytes); one with them, one after
+   * the other, with room for the regions' buffers (cg_region.c). */
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  LLVMValueRef total = i64c(g, 0);
-  bool any_temp = false;
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+  bool plain = true;
+  for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
+    plain = !i->nregions && i->op != OP_proj;
+  LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
+  bool any_temp = total != NULL;
+  if (!total)
+    total = i64c(g, 0);
+  for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
     if (i->nregions) {
       total = cg_region_reserve(&B, i, total);

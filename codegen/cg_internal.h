@@ -29,10 +29,16 @@ typedef struct Slot {
   LLVMValueRef buf;    /* pointer to element 0 */
   int temp;            /* index into the temporaries, -1 if none */
   int group;           /* loop group (first member's id), -1 if none */
+  Inst *group_last;    /* of a group's first member: its last member */
   bool internal;       /* a group member no one outside the group reads: no memory */
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
   bool by_products;    /* an add of two matmuls: they compute it */
+  LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
+                          read the register (a load inside a loop that also
+                          stores is reloaded every iteration, as LLVM cannot
+                          tell the temporaries apart, and keeps the loop's
+                          reductions from vectorizing) */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -68,6 +74,7 @@ typedef struct Body {
   RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   Par *par;            /* the parallel loop being generated, or NULL */
+  bool has_regions;    /* f has loops or branches */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
 } Body;
 

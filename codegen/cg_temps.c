@@ -189,8 +189,16 @@ static int lifetimes(Body *B, int n, Temp **out) {
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
     start[i->id] = s->group >= 0 ? pos[s->group] : pos[i->id];
-    if (s->acc_into && start[s->acc_into->id] > pos[i->id])
-      start[s->acc_into->id] = pos[i->id];
+  }
+  /* A sum of products comes after both of them: only now that its own
+   * start is set can the first product move it earlier. (Moving it in the
+   * loop above, which sets the sum's start after its products', lost it:
+   * the sum's bytes were handed to another temporary between the first
+   * product and the sum, and d_w of split_gradient.test came out wrong.) */
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = slot_of(B, i);
+    if (s->acc_into && start[s->acc_into->id] > start[i->id])
+      start[s->acc_into->id] = start[i->id];
   }
   for (int k = 0; k < f->nresults; k++)
     if (f->results[k]->op != OP_param)

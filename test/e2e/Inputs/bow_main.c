@@ -96,6 +96,7 @@ int main(int argc, char **argv) {
   snprintf(want, sizeof want, "bow_loss: bow_classifier.sg:10: index %d is out of range for an axis of size %d", C, C);
   CHECK_STR(sg_last_error(), want);
   CHECK_EXACT(sgt_get(&o32, 0), -42);
+  free(fde), free(fdw);
   if (sgt_failures)
     return 1;
   printf("all checks passed\n");

@@ -15,5 +15,6 @@ int main(int argc, char **argv) {
   CHECK_EQ_INT(steps_grad(&in, &out, &dx), SG_OK);
   CHECK_CLOSE(sgt_get(&out, 0), s, 1e-12);
   CHECK_CLOSE(sgt_get(&dx, 0), d, 1e-12);
+  free(in.data), free(out.data), free(dx.data);
   return sgt_finish();
 }

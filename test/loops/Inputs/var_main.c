@@ -46,5 +46,9 @@ int main(int argc, char **argv) {
   sgt_fd(loss64, &S, fd);
   CHECK_GRAD(&ds, fd, 1e-7);
   free(fd);
+  sg_tensor *all[] = {&x, &w, &s, &o1, &o2, &dx1, &dw1, &ds1, &dx2, &dw2, &ds2,
+                      &X, &W, &S, &OUT, &o, &dx, &dw, &ds};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    free(all[k]->data);
   return sgt_finish();
 }
