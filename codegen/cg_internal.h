@@ -204,6 +204,11 @@ void cg_par_fail_report(Body *B, Par *p);
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);
+/* cg_argcheck.c: the argument checks of f's entry fn as inline code, filling
+ * symv; branches to `slow` (sg_rt_check) on any doubt and continues in the
+ * builder's block when all hold. false: not done (too many arguments). */
+bool cg_argcheck_fast(Cg *g, Function *f, LLVMValueRef fn, const int *syms, int nsyms,
+                      LLVMValueRef symv, LLVMBasicBlockRef slow);
 /* The symbols f's signature mentions, in order of first appearance. */
 int cg_func_syms(Module *m, Function *f, int *out);
 
