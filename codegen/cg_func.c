@@ -181,8 +181,9 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
 
 static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
-  if (s->reg)
-    return s->reg;
+  if (s->reg) /* a loop index is the body's register: a parallel loop's
+               * function reads it from its context */
+    return cg_outer(B, s->reg);
   if (s->scalar)
     return cg_outer(B, s->scalar);
   if (s->has_buf)
