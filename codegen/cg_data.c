@@ -213,6 +213,11 @@ static LLVMValueRef slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMV
   return s;
 }
 
+LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
+                            LLVMValueRef len) {
+  return slice_start(B, at, raw, size, len);
+}
+
 static LLVMValueRef scalar_of(Body *B, const Inst *v) {
   Idx z = {0, {0}, i64c(B->g, 0)};
   return cg_eval(B, v, &z);

@@ -34,6 +34,8 @@ typedef struct Slot {
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
   bool by_products;    /* an add of two matmuls: they compute it */
+  Inst *inplace_of;    /* an indexed assignment updating this old value's
+                          memory in place (cg_inplace.c) */
   LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
                           read the register (a load inside a loop that also
                           stores is reloaded every iteration, as LLVM cannot
@@ -99,6 +101,10 @@ void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
 
+/* ---- cg_inplace.c ---- */
+void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
+bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
+
 /* The helpers cg_region.c uses. */
 Slot *cg_slot(Body *B, const Inst *v);
 LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
@@ -131,6 +137,7 @@ typedef struct Idx {
   LLVMValueRef lin;
 } Idx;
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x); /* computed, not loaded */
 LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
 LLVMValueRef cg_numel(Body *B, const Type *t);
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
@@ -146,6 +153,10 @@ void cg_loop_end(Body *B, void *loop);
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
 LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
+/* The start of a slice of len positions from raw i32 start `raw` of an axis
+ * of `size`, checked as slice and unslice check it (SG_ERR_INDEX at `at`). */
+LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
+                            LLVMValueRef len);
 /* scatter_add and scatter_along into out (zeroed first). */
 void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
 /* Branch to the function's failure exit when `bad` holds, after calling
