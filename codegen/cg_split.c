@@ -635,34 +635,52 @@ static void rename_incoming(LLVMBuilderRef b, LLVMBasicBlockRef succ, LLVMBasicB
 
 void cg_split_blocks(Cg *g, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+  LLVMValueRef *cuts = NULL;
+  int cap = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
     int n = 0;
-    LLVMValueRef at = NULL;
     for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
-      if (++n == BLOCK_MAX)
-        at = i;
-    if (n <= BLOCK_MAX + BLOCK_MAX / 4 || !at)
+      n++;
+    if (n <= BLOCK_MAX + BLOCK_MAX / 4)
       continue;
-    if (LLVMIsAPHINode(at) || LLVMIsAAllocaInst(at) || LLVMIsATerminatorInst(at))
+    /* Cut after every BLOCK_MAX-th instruction that leaves more than a
+     * quarter block behind it. */
+    int ncut = 0, k = 0;
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i), k++) {
+      if ((k + 1) % BLOCK_MAX || n - k - 1 <= BLOCK_MAX / 4 || LLVMIsAPHINode(i) ||
+          LLVMIsAAllocaInst(i) || LLVMIsATerminatorInst(i))
+        continue;
+      if (ncut == cap)
+        cuts = xrealloc(cuts, sizeof *cuts * (size_t)(cap = cap ? 2 * cap : 16));
+      cuts[ncut++] = i;
+    }
+    if (!ncut)
       continue;
     LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
-    /* Move everything after `at` into a new block; the loop then visits
-     * that block and cuts it again if it is still long. */
-    LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
-    LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
-                                   : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
-    LLVMPositionBuilderAtEnd(b, rest);
-    for (LLVMValueRef i = LLVMGetNextInstruction(at); i;) {
-      LLVMValueRef next = LLVMGetNextInstruction(i);
-      LLVMInstructionRemoveFromParent(i);
-      LLVMInsertIntoBuilder(b, i);
-      i = next;
+    /* From the last cut back, so that every instruction moves once: what
+     * follows a cut (the next piece's branch included) goes to a new block
+     * placed right after bb. */
+    LLVMBasicBlockRef last = NULL;
+    for (int c = ncut - 1; c >= 0; c--) {
+      LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
+      LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
+                                     : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
+      if (!last)
+        last = rest;
+      LLVMPositionBuilderAtEnd(b, rest);
+      for (LLVMValueRef i = LLVMGetNextInstruction(cuts[c]); i;) {
+        LLVMValueRef next = LLVMGetNextInstruction(i);
+        LLVMInstructionRemoveFromParent(i);
+        LLVMInsertIntoBuilder(b, i);
+        i = next;
+      }
+      LLVMPositionBuilderAtEnd(b, bb);
+      LLVMBuildBr(b, rest);
+      (void)LLVMBlockAddress(fn, rest);
     }
-    LLVMPositionBuilderAtEnd(b, bb);
-    LLVMBuildBr(b, rest);
-    (void)LLVMBlockAddress(fn, rest);
-    for (unsigned k = 0; t && k < LLVMGetNumSuccessors(t); k++)
-      rename_incoming(b, LLVMGetSuccessor(t, k), bb, rest);
+    for (unsigned s = 0; t && s < LLVMGetNumSuccessors(t); s++)
+      rename_incoming(b, LLVMGetSuccessor(t, s), bb, last);
   }
+  free(cuts);
   LLVMDisposeBuilder(b);
 }
