@@ -2,14 +2,16 @@
  *
  * The front end lowers `v[i] = e`, `v[a:b] += e`, `v[i, j] -= e` to whole
  * values: select(m != 0, u, v) or v + u / v - u, where u is e placed back
- * with nested unslices (zeros elsewhere) and m the same placement of ones.
+ * with nested unslices (zeros elsewhere) and m the same placement of ones;
+ * `v[idx] += e` and `-=` to v + s / v - s, s a scatter-add of e.
  * Computed as written, each assignment writes a fresh copy of the whole
  * array, so a loop assigning one element per iteration is quadratic.
  *
  * When the old value v is dead after the update -- nothing reads it later,
  * in the forward code or in the gradient (the AD pass has already put the
  * adjoint's reads into this same function) -- the update shares v's memory
- * and writes only the box the unslices select: every position outside it
+ * and writes only the box the unslices select (or adds e where idx says,
+ * in order, repeated positions accumulating): every position outside it
  * equals v's by construction. Reading v at a position and writing it there
  * in the same iteration is safe; reading v anywhere else is not, so every
  * other reader of v must come earlier in the same block and have memory of
@@ -61,6 +63,18 @@ static bool is_zero(const Inst *z) {
   return z->op == OP_const && z->num == 0;
 }
 
+/* v[idx] += e, -= e: add(v, S), add(S, v) or sub(v, S) with S a
+ * scatter_add read by nothing else; S's operand position, or -1. */
+static int scattered(const Inst *i) {
+  for (int k = 1; k >= 0; k--) {
+    const Inst *s = i->args[k];
+    if (s->op == OP_scatter_add && s->nuses == 1 && s->parent == i->parent &&
+        (k == 1 || i->op == OP_add) && i->args[1 - k] != s)
+      return k;
+  }
+  return -1;
+}
+
 /* The old value i updates, or NULL: select(ne(M, 0), U, v), add(v, U),
  * add(U, v) or sub(v, U), U and M unslice chains over one box. */
 static Inst *old_value(Inst *i) {
@@ -74,6 +88,8 @@ static Inst *old_value(Inst *i) {
       return NULL;
     return i->args[2];
   }
+  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0)
+    return i->args[1 - scattered(i)];
   if (i->op == OP_add || i->op == OP_sub) {
     int k = i->args[1]->op == OP_unslice ? 1 : i->op == OP_add && i->args[0]->op == OP_unslice ? 0 : -1;
     if (k < 0 || !chain(i->args[k], ub))
@@ -167,12 +183,17 @@ void cg_inplace_plan(Body *B, int n) {
       continue;
     if (!cg_slot(B, v)->has_buf && !(v->op != OP_arg && upd[v->id]))
       continue;
+    if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0 &&
+        is_result(f, i->args[scattered(i)]))
+      continue;
     upd[i->id] = true;
     cg_slot(B, i)->inplace_of = v;
     cg_slot(B, i)->has_buf = true;
     /* the placed update and its mask are read inside the box only: no
      * memory (an unslice would otherwise fill a whole array) */
-    if (i->op == OP_select) {
+    if (scattered(i) >= 0) {
+      cg_slot(B, i->args[scattered(i)])->has_buf = false; /* added where it lands */
+    } else if (i->op == OP_select) {
       unfuse_chain(B, f, i->args[1], i);
       if (i->args[0]->nuses == 1 && !is_result(f, i->args[0])) {
         cg_slot(B, i->args[0])->has_buf = false;
@@ -221,6 +242,10 @@ bool cg_inplace_emit(Body *B, Inst *i) {
   Slot *vs = cg_slot(B, s->inplace_of);
   s->buf = vs->buf;
   s->computed = true;
+  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0) {
+    cg_scatter_into(B, i->args[scattered(i)], s->buf, i->op == OP_sub);
+    return true;
+  }
   const Inst *at[IR_MAX_RANK];
   chain(i->op == OP_select ? i->args[1] : i->args[i->args[1]->op == OP_unslice ? 1 : 0], at);
   Box bx;

@@ -159,6 +159,9 @@ LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValue
                             LLVMValueRef len);
 /* scatter_add and scatter_along into out (zeroed first). */
 void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
+/* scatter_add or scatter_along v's operand added to (sub: subtracted from)
+ * out as it is, element by element in order (an update in place). */
+void cg_scatter_into(Body *B, const Inst *v, LLVMValueRef out, bool sub);
 /* Branch to the function's failure exit when `bad` holds, after calling
  * the runtime's `rt` (which sets the message; its arguments follow the
  * function name and "file.sg:LINE" of `at`). */

@@ -88,6 +88,19 @@ static double ref_fresh(const sg_tensor *x, double a) {
   return s;
 }
 
+static double ref_scat(const sg_tensor *x, double a) {
+  double v[64], s = 0, r = 0;
+  for (int64_t i = 0; i < n; i++)
+    s += v[i] = exp(at(x, i));
+  for (int j = 0; j < 4; j++)
+    v[j % 2] += a * at(x, j);
+  for (int j = 0; j < 4; j++)
+    v[j % 2] -= 0.5 * a;
+  for (int64_t i = 0; i < n; i++)
+    r += v[i] * v[i];
+  return r + s;
+}
+
 static void *kept[64];
 static int nkept;
 static sg_tensor keep(sg_tensor t) {
@@ -143,6 +156,7 @@ int main(int argc, char **argv) {
   check("walk", walk, walk_grad, walk64, walk64_grad, &x, &a, ref_walk(&x, 0.75, 1, false));
   check("strided", strided, strided_grad, strided64, strided64_grad, &x, &a,
         ref_walk(&x, 0.75, 2, true));
+  check("scat", scat, scat_grad, scat64, scat64_grad, &x, &a, ref_scat(&x, 0.75));
   check("fresh", fresh, fresh_grad, fresh64, fresh64_grad, &x, &a, ref_fresh(&x, 0.75));
   for (int k = 0; k < nkept; k++)
     free(kept[k]);
