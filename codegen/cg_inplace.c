@@ -15,7 +15,8 @@
  * equals v's by construction. Reading v at a position and writing it there
  * in the same iteration is safe; reading v anywhere else is not, so every
  * other reader of v must come earlier in the same block and have memory of
- * its own (a slice of v read by e is given some, as it is small), and the
+ * its own (a slice of v read by e is given some, as it is small), v may be
+ * neither a function result nor yielded (both are read at the end), and the
  * update must not be a function result (results live in the caller's
  * buffers).
  *
@@ -148,7 +149,7 @@ void cg_inplace_plan(Body *B, int n) {
     Inst *v = old_value(i);
     if (v && !ir_is_float(v->type.dtype) && v->type.dtype != DT_I32)
       v = NULL;
-    if (v && !is_result(f, i) && owns_memory(B, v, i, upd) && !cand[v->id]) {
+    if (v && !is_result(f, i) && !is_result(f, v) && owns_memory(B, v, i, upd) && !cand[v->id]) {
       cand[v->id] = i;
       old[i->id] = v;
       upd[i->id] = true;
@@ -174,6 +175,14 @@ void cg_inplace_plan(Body *B, int n) {
       if (!ok)
         cand[v->id] = NULL;
     }
+  /* a yield is read at the end of its block, after any update */
+  for (Inst *u = f->first; u; u = ir_walk_next(u))
+    for (int r = 0; r < u->nregions; r++)
+      for (int k = 0; k < u->regions[r].nyields; k++) {
+        Inst *y = u->regions[r].yields[k];
+        if (y->op != OP_param && cand[y->id])
+          cand[y->id] = NULL;
+      }
   /* in program order, so that an earlier update in a chain is settled: an
    * old value without memory of its own must be an update done in place */
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {

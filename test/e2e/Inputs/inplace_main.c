@@ -101,7 +101,12 @@ static double ref_scat(const sg_tensor *x, double a) {
   return r + s;
 }
 
-static void *kept[64];
+static double ref_prev(const sg_tensor *x, double a) {
+  /* p is v before the last update: a everywhere but the last position */
+  return (double)(n - 1) * a * a + 2.0 * at(x, n - 1) * a;
+}
+
+static void *kept[128];
 static int nkept;
 static sg_tensor keep(sg_tensor t) {
   kept[nkept++] = t.data;
@@ -158,6 +163,20 @@ int main(int argc, char **argv) {
         ref_walk(&x, 0.75, 2, true));
   check("scat", scat, scat_grad, scat64, scat64_grad, &x, &a, ref_scat(&x, 0.75));
   check("fresh", fresh, fresh_grad, fresh64, fresh64_grad, &x, &a, ref_fresh(&x, 0.75));
+  check("prev_state", prev_state, prev_state_grad, prev_state64, prev_state64_grad, &x, &a,
+        ref_prev(&x, 0.75));
+  sg_tensor ka = keep(SGT_TENSOR(SG_F32, n)), ks = keep(sgt_scalar(SG_F32));
+  CHECK_EQ_INT(keep_old(&w, &x, &ka, &ks), SG_OK);
+  double total = 5.0;
+  for (int64_t r = 0; r < n; r++) {
+    double z = 0;
+    for (int64_t c = 0; c < n; c++)
+      z += at(&w, r * n + c) * at(&x, c);
+    CHECK_CLOSE(sgt_get(&ka, r), z, 1e-5);
+    total += r ? z : 0;
+  }
+  CHECK_CLOSE(sgt_get(&ks, 0), total, 1e-5);
+  printf("keep_old: a[0] = %.9g kept\n", sgt_get(&ka, 0));
   for (int k = 0; k < nkept; k++)
     free(kept[k]);
   return sgt_finish();
