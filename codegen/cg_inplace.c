@@ -110,10 +110,11 @@ static bool is_result(const Function *f, const Inst *v) {
 /* Can v's memory be handed to i? (other readers checked separately; v
  * may be an earlier update, which gets memory if it is done in place) */
 static bool owns_memory(Body *B, const Inst *v, const Inst *i, bool *upd) {
+  if (v->op == OP_param) /* the caller's, and immutable */
+    return false;
   Slot *s = cg_slot(B, v);
   if (v->parent != i->parent || !(s->has_buf || (v->op != OP_arg && upd[v->id])) ||
-      s->acc_into || s->by_products || v->op == OP_reshape || v->op == OP_proj ||
-      v->op == OP_param || v->nregions)
+      s->acc_into || s->by_products || v->op == OP_reshape || v->op == OP_proj || v->nregions)
     return false;
   if (v->op == OP_arg) { /* loop state: i must be its yield, once */
     Region *r = i->parent;
