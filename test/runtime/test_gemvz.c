@@ -9,17 +9,16 @@
  * not, at sizes that take the four-row path, the one-row tail, column
  * blocks wider than the kernel's buffer, and the thread pool's split over
  * rows -- whose bits must not depend on the number of threads. Prints
- * "FAIL file:line: ..." per failure; exits non-zero on any. */
+ * "FAIL file:line: ..." per failure (rtcheck.h); exits non-zero on any. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtcheck.h"
 #include "sg_runtime.h"
 #include "sgrt.h"
-
-static int nchecks, nfails;
 
 static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
 
@@ -89,17 +88,13 @@ static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int 
       sg_rt_gemmz_f32(1, 0, nn, 1, k, mf, ld, xf, 1, yf, 1, acc);
   }
   double tol = f64 ? 1e-12 : 1e-4;
-  for (int64_t j = 0; j < nn; j++) {
-    double got = f64 ? yd[j] : yf[j];
-    nchecks++;
-    if (!same(got, want[j], tol * sqrt((double)k))) {
-      nfails++;
-      printf("FAIL %s:%d: %s %s nn=%lld k=%lld acc=%d specials=%d: y[%lld] = %.9g, want %.9g\n",
-             __FILE__, __LINE__, f64 ? "f64" : "f32", rowvec ? "x@M" : "M^T@x", (long long)nn,
-             (long long)k, acc, specials, (long long)j, got, want[j]);
-      break;
-    }
-  }
+  int64_t bad = -1;
+  for (int64_t j = 0; j < nn && bad < 0; j++)
+    if (!same(f64 ? yd[j] : yf[j], want[j], tol * sqrt((double)k)))
+      bad = j;
+  CHECK(bad < 0, "%s %s nn=%lld k=%lld acc=%d specials=%d: y[%lld] = %.9g, want %.9g",
+        f64 ? "f64" : "f32", rowvec ? "x@M" : "M^T@x", (long long)nn, (long long)k, acc, specials,
+        (long long)bad, bad < 0 ? 0 : f64 ? yd[bad] : yf[bad], bad < 0 ? 0 : want[bad]);
   free(x), free(mat), free(want), free(yd), free(xf), free(mf), free(yf);
 }
 
@@ -118,14 +113,10 @@ static void same_bits_on_threads(void) {
   sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y1, 1, 0);
   sg_set_num_threads(2);
   sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y2, 1, 0);
-  nchecks++;
-  if (memcmp(y1, y2, sizeof y1) || !isfinite(y1[2])) {
-    nfails++;
-    printf("FAIL %s:%d: 1 and 2 threads differ, or the zero rule failed (y[2] = %g)\n", __FILE__,
-           __LINE__, y1[2]);
-  } else {
+  CHECK(!memcmp(y1, y2, sizeof y1) && isfinite(y1[2]),
+        "1 and 2 threads differ, or the zero rule failed (y[2] = %g)", y1[2]);
+  if (!memcmp(y1, y2, sizeof y1))
     printf("x^T g over 300000 rows: 1 and 2 threads agree bit for bit\n");
-  }
   free(x), free(m);
 }
 
