@@ -55,6 +55,25 @@ static double xent_loss(void) {
   return sgt_get(&out, 0);
 }
 
+static double lse_ref(void) {
+  const double *Z = z.data;
+  double l = 0;
+  for (int64_t i = 0; i < N; i++) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < K; j++)
+      m = fmax(m, Z[i * K + j]);
+    for (int64_t j = 0; j < K; j++)
+      s += exp(Z[i * K + j] - m);
+    l += log(s) + m;
+  }
+  return l;
+}
+
+static double lse_loss(void) {
+  CHECK_EQ_INT(lse(&z, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
 static sg_tensor cot; /* rowmin's cotangent */
 static double rowmin_loss(void) {
   CHECK_EQ_INT(rowmin(&z, &outn), SG_OK);
@@ -101,6 +120,15 @@ int main(int argc, char **argv) {
   if (small) {
     sgt_fd(xent_loss, &z, fd);
     CHECK_GRAD(&d_z, fd, 1e-6);
+  }
+
+  /* lse: value, d_z against central differences */
+  CHECK_CLOSE(lse_loss(), lse_ref(), 1e-12);
+  CHECK_EQ_INT(lse_grad(&z, &out, &d_z), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), lse_ref(), 1e-12);
+  if (small) {
+    sgt_fd(lse_loss, &z, fd);
+    CHECK_GRAD_VS(&d_z, fd, "finite differences (lse)", 1e-6);
   }
 
   /* mstep, symbolic and literal k: value and the M-step gradient */
