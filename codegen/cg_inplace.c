@@ -198,6 +198,7 @@ void cg_inplace_plan(Body *B, int n) {
       continue;
     upd[i->id] = true;
     cg_slot(B, i)->inplace_of = v;
+    cg_slot(B, v)->inplace_old = true;
     cg_slot(B, i)->has_buf = true;
     /* the placed update and its mask are read inside the box only: no
      * memory (an unslice would otherwise fill a whole array) */

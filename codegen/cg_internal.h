@@ -36,11 +36,20 @@ typedef struct Slot {
   bool by_products;    /* an add of two matmuls: they compute it */
   Inst *inplace_of;    /* an indexed assignment updating this old value's
                           memory in place (cg_inplace.c) */
+  bool inplace_old;    /* the old value of such an update */
   LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
                           read the register (a load inside a loop that also
                           stores is reloaded every iteration, as LLVM cannot
                           tell the temporaries apart, and keeps the loop's
                           reductions from vectorizing) */
+  /* Row groups (cg_rows.c): */
+  int rows;            /* the row group (first member's id), -1 if none */
+  Inst *rows_last;     /* that group's last member */
+  int rkind, rpass;    /* member kind, pass within a block of rows */
+  bool rowbuf_ok;      /* read by a later pass, never outside: block scratch */
+  bool rows_escapes;   /* read outside its group (or a result): stored */
+  int rows_kmax;       /* of a group's first member: the widest k it takes */
+  LLVMValueRef rowbuf; /* while the group is emitted: that block scratch */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -78,6 +87,8 @@ typedef struct Body {
   Par *par;            /* the parallel loop being generated, or NULL */
   bool has_regions;    /* f has loops or branches */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
+  LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
+  bool rows_fallback;   /* emitting a row group's members one loop each */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -137,7 +148,6 @@ typedef struct Idx {
   LLVMValueRef lin;
 } Idx;
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
-LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x); /* computed, not loaded */
 LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
 LLVMValueRef cg_numel(Body *B, const Type *t);
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
@@ -149,6 +159,21 @@ void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
 /* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */
 LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
 void cg_loop_end(Body *B, void *loop);
+
+/* The helpers cg_rows.c uses. */
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x);  /* v's element, by its definition */
+LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
+LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
+void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
+
+/* ---- cg_rows.c ---- */
+/* Row groups: the values of a softmax-like chain over [n, k] (row
+ * reductions and their broadcast users) computed in one loop over blocks
+ * of rows, lanes over rows. cg_rows_form runs after plan, before the loop
+ * groups; cg_rows_emit emits a group at its first member. */
+void cg_rows_form(Body *B, int n);
+void cg_rows_emit(Body *B, Inst *head);
+LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block scratch */
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */

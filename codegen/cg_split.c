@@ -221,11 +221,12 @@ static int frame_slot(Split *S, LLVMValueRef v) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(S->g->ctx);
   /* a parameter of the caller: right after the frame itself */
   LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(LLVMIsAArgument(v) ? S->frame : v));
-  LLVMValueRef at = LLVMConstInt(S->g->i64, (unsigned long long)k, 0);
+  LLVMValueRef at = LLVMConstInt(S->g->i64, 8ull * (unsigned)k, 0);
   /* Volatile: thousands of stores to consecutive slots would otherwise
    * seed the SLP vectorizer and dead-store elimination, both superlinear
    * in the length of a block; the store itself costs the same. */
-  LLVMSetVolatile(LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, S->g->i64, S->frame, &at, 1, "")), 1);
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(S->g->ctx);
+  LLVMSetVolatile(LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, i8, S->frame, &at, 1, "")), 1);
   LLVMDisposeBuilder(b);
   return k;
 }
@@ -397,8 +398,9 @@ static void outline(Split *S, int b0, int b1) {
       repl[k] = LLVMGetParam(fn, (unsigned)p);
       continue;
     }
-    LLVMValueRef at = LLVMConstInt(g->i64, (unsigned long long)frame_slot(S, v), 0);
-    LLVMValueRef addr = LLVMBuildInBoundsGEP2(eb, g->i64, LLVMGetParam(fn, (unsigned)nargs), &at, 1, "");
+    LLVMValueRef at = LLVMConstInt(g->i64, 8ull * (unsigned)frame_slot(S, v), 0);
+    LLVMValueRef addr = LLVMBuildInBoundsGEP2(eb, LLVMInt8TypeInContext(g->ctx),
+                                              LLVMGetParam(fn, (unsigned)nargs), &at, 1, "");
     repl[k] = LLVMBuildLoad2(eb, LLVMTypeOf(v), addr, "");
   }
   for (int k = 0; k < nfrom; k++)
