@@ -87,12 +87,14 @@ static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LL
 typedef struct Loop {
   LLVMBasicBlockRef header, exit;
   LLVMValueRef iv;
+  bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
 } Loop;
 
 /* A loop over [lo, hi); returns its index. */
 static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L) {
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  L->short_trip = false;
   L->header = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "loop");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "body");
   L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "done");
@@ -109,10 +111,13 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
   return loop_range(B, i64c(B->g, 0), n, L);
 }
 
-/* A loop inside a loop body mostly runs over a step's few elements (an
- * LSTM's 14): the vectorizer is asked to fold the tail into masked vector
- * iterations, or 14 elements would all run in the scalar remainder of a
- * 16-wide vector loop. */
+/* A flat loop of a loop body over fewer than SHORT_TRIP elements (an LSTM
+ * step's 14; cg_par_worth sends longer ones to the loop's function of the
+ * thread pool, which is vectorized the usual way): the vectorizer is asked
+ * to fold the tail into masked vector iterations, or 14 elements would all
+ * run in the scalar remainder of a 16-wide vector loop. A folded tail costs
+ * long loops 35-45% (a mask per iteration, no interleaving), hence only
+ * there. */
 static void small_trip_hint(Cg *g, LLVMValueRef br) {
   LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
   LLVMMetadataRef on[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.predicate.enable", 36),
@@ -128,7 +133,7 @@ static void loop_close(Body *B, Loop *L) {
   LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMValueRef br = LLVMBuildBr(g->b, L->header);
-  if (B->region_depth > 0 && !B->par)
+  if (L->short_trip)
     small_trip_hint(g, br);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(g->b, L->exit);
@@ -241,6 +246,14 @@ static bool flat_def_ok(Body *B, const Inst *v) {
 /* Nested loops over `t`'s axes [from, to), filling x->i; `body` runs inside. */
 typedef void LoopBody(Body *B, Idx *x, void *ctx);
 
+/* The innermost loop of a nest in a loop body is taken for a short one
+ * unless its size is a literal that says otherwise. (A nest has no pool
+ * version to send long loops to: an inner axis of hundreds of elements in
+ * a loop body runs about 35% slower than it could.) */
+static bool nest_short(Body *B, Dim d) {
+  return cg_par_short(B) && (d.sym >= 0 || d.size < SHORT_TRIP);
+}
+
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
                       void *ctx) {
   if (from == to) {
@@ -249,6 +262,7 @@ static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody
   }
   Loop L;
   x->i[from] = loop_open(B, dimv(B, t->dim[from]), &L);
+  L.short_trip = from == to - 1 && nest_short(B, t->dim[from]);
   loop_nest(B, t, from + 1, to, x, body, ctx);
   loop_close(B, &L);
 }
@@ -308,6 +322,7 @@ static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     cg_par_begin(B, n, &par);
   cg_alias_begin(B);
   LLVMValueRef i = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  L.short_trip = !on && cg_par_short(B);
   Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
   LLVMValueRef e = eval_def(B, v, &x);
   store_elem(B, v->type.dtype, f->buf, i, e);
@@ -906,6 +921,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   Loop L;
   cg_alias_begin(B);
   LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  L.short_trip = !on && cg_par_short(B);
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)

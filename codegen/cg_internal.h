@@ -199,8 +199,14 @@ LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
 
 /* ---- cg_parallel.c ---- */
 /* Whether a loop over n elements is worth running on the pool: NULL if
- * never, else an i1 (constant true, or a test emitted at the builder). */
+ * never, else an i1 (constant true, or a test emitted at the builder). In
+ * a loop body (cg_par_short), any loop of SHORT_TRIP elements or more is
+ * (1,000 elements are one chunk, run directly by the calling thread). */
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n);
+/* Whether the inline version of a flat loop is a short one (inside a loop
+ * or branch, and not already in a pool's loop): its tail is folded. */
+bool cg_par_short(Body *B);
+enum { SHORT_TRIP = 128 };
 /* Starts the parallel loop: the builder moves to the loop's own function,
  * whose range is [p->begin, p->end). */
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p);
