@@ -87,6 +87,9 @@ wstatus=0
 [ "$wstatus" -le 1 ] || exit "$wstatus"
 [ "$wstatus" -eq 0 ] || status=1
 echo
+echo "== W1-W6: sgc's gradient on 1 and 2 threads (wall clock, median; meaningful only on an idle machine) =="
+SG_NUM_THREADS= "$OUT/workloads_main" --scaling --budget "${BENCH_WBUDGET:-2}" || status=1
+echo
 echo "== GMM, factors unpacked with take() vs a one-hot product (issue 10; gradient CPU ms, one thread) =="
 sh bench/gmm_index/run.sh || status=1
 echo

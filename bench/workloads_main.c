@@ -10,12 +10,16 @@
  * the bytes the minimal algorithm must move, over the bandwidth of a
  * triad kernel measured in the same run, divided by the time taken.
  *
- * Usage: workloads_main [--budget S] [--data DIR] [--only ID] [--smoke]
+ * Usage: workloads_main [--budget S] [--data DIR] [--only ID] [--smoke] [--scaling]
  *   --data DIR  write DIR/workloads.tsv and per workload DIR/ID.txt (the
  *               arrays: role, name, dtype, shape) and DIR/ID.bin (inputs and
  *               sgc's outputs in that order, native dtype) for report.py.
  *   --smoke     small sizes, no timing: only check that sgc and the C agree
  *               (the lit test test/bench/workloads_smoke.test).
+ *   --scaling   instead: sgc's gradient alone on 1 and on 2 threads
+ *               (sg_set_num_threads), wall-clock median of each, the
+ *               speedup, and whether the outputs are bit-identical. Only
+ *               meaningful on an otherwise idle machine.
  * Exit status 1 if some output differs by more than 1e-3 (relative to the
  * output's largest magnitude). */
 #define _POSIX_C_SOURCE 200809L
@@ -422,6 +426,54 @@ static void dump(const wcase *c, const char *dir) {
   fclose(bin);
 }
 
+static double wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wall-clock median of sgc's gradient on `threads` threads. */
+static double wall_median(wcase *c, int threads, double budget) {
+  sg_set_num_threads(threads);
+  must(c, "sgc", c->grad(c));
+  double t0 = wall();
+  must(c, "sgc", c->grad(c));
+  double per = wall() - t0;
+  int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
+  int rounds = (int)(0.5 * budget / (per * iters));
+  rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
+  static double sw[MAX_SAMPLES];
+  for (int k = 0; k < rounds; k++) {
+    t0 = wall();
+    for (int i = 0; i < iters; i++)
+      must(c, "sgc", c->grad(c));
+    sw[k] = (wall() - t0) / iters;
+  }
+  return median(sw, rounds);
+}
+
+/* 1 thread against 2, and the outputs of both compared bit for bit. */
+static void scaling(wcase *c, double budget) {
+  double t1 = wall_median(c, 1, budget);
+  void *keep[MAX_ARR];
+  for (int k = 0; k < c->nout; k++) {
+    size_t bytes = (size_t)count(&c->out[k]) * (c->out[k].f64 ? 8 : 4);
+    keep[k] = alloc(count(&c->out[k]) ? count(&c->out[k]) : 1, c->out[k].f64);
+    memcpy(keep[k], c->out[k].data, bytes);
+  }
+  double t2 = wall_median(c, 2, budget);
+  int same = 1;
+  for (int k = 0; k < c->nout; k++) {
+    size_t bytes = (size_t)count(&c->out[k]) * (c->out[k].f64 ? 8 : 4);
+    same &= memcmp(keep[k], c->out[k].data, bytes) == 0;
+    free(keep[k]);
+  }
+  sg_set_num_threads(0);
+  printf("%-14s %-24s %9.4f %9.4f %8.2f  %s\n", c->func, c->sizes, 1e3 * t1, 1e3 * t2, t1 / t2,
+         same ? "yes" : "NO");
+  fflush(stdout);
+}
+
 static void free_case(wcase *c) {
   for (int i = 0; i < c->nin; i++)
     free(c->in[i].data);
@@ -432,7 +484,7 @@ static void free_case(wcase *c) {
 int main(int argc, char **argv) {
   double budget = 2.0;
   const char *dir = NULL, *only = NULL;
-  int smoke = 0;
+  int smoke = 0, scale = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--budget") && i + 1 < argc)
       budget = atof(argv[++i]);
@@ -442,8 +494,11 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (!strcmp(argv[i], "--smoke"))
       smoke = 1;
+    else if (!strcmp(argv[i], "--scaling"))
+      scale = 1;
     else {
-      fprintf(stderr, "usage: %s [--budget S] [--data DIR] [--only ID] [--smoke]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--budget S] [--data DIR] [--only ID] [--smoke] [--scaling]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -459,7 +514,10 @@ int main(int argc, char **argv) {
     }
   }
   double bw = 0, rbw = 0;
-  if (!smoke) {
+  if (scale)
+    printf("%-14s %-24s %9s %9s %8s  %s\n", "function", "sizes", "1t ms", "2t ms", "speedup",
+           "bit-identical");
+  else if (!smoke) {
     bw = triad_bandwidth();
     rbw = read_bandwidth();
     printf("memory bandwidth (this run): triad %.1f GB/s, read %.1f GB/s\n", bw / 1e9, rbw / 1e9);
@@ -481,6 +539,11 @@ int main(int argc, char **argv) {
       continue;
     }
     descs(&c);
+    if (scale) {
+      scaling(&c, budget);
+      free_case(&c);
+      continue;
+    }
     must(&c, "sgc", c.grad(&c));
     must(&c, "hand", c.hand(&c));
     must(&c, "sgc forward", c.fwd(&c));

@@ -85,8 +85,13 @@ static void loop_memory_comment(FILE *out, Module *m, Function *f) {
     if (i->op == OP_unloop) {
       char buf[1024];
       state_bytes(m, i->args[0], buf, sizeof buf);
-      fprintf(out, "/* %s: the loop at line %d saves %s bytes per iteration */\n", f->name,
-              i->args[0]->loc.line, buf);
+      Loc at = i->args[0]->loc;
+      if (at.src_line) /* inlined: where the loop is written, and the call */
+        fprintf(out, "/* %s: the loop at line %d (in %s, called at line %d) saves %s bytes per "
+                     "iteration */\n", f->name, at.src_line, at.inlined, at.line, buf);
+      else
+        fprintf(out, "/* %s: the loop at line %d saves %s bytes per iteration */\n", f->name,
+                at.line, buf);
     }
 }
 

@@ -221,13 +221,70 @@ static int frame_slot(Split *S, LLVMValueRef v) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(S->g->ctx);
   /* a parameter of the caller: right after the frame itself */
   LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(LLVMIsAArgument(v) ? S->frame : v));
-  LLVMValueRef at = LLVMConstInt(S->g->i64, (unsigned long long)k, 0);
+  LLVMValueRef at = LLVMConstInt(S->g->i64, 8ull * (unsigned)k, 0);
   /* Volatile: thousands of stores to consecutive slots would otherwise
    * seed the SLP vectorizer and dead-store elimination, both superlinear
    * in the length of a block; the store itself costs the same. */
-  LLVMSetVolatile(LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, S->g->i64, S->frame, &at, 1, "")), 1);
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(S->g->ctx);
+  LLVMSetVolatile(LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, i8, S->frame, &at, 1, "")), 1);
   LLVMDisposeBuilder(b);
   return k;
+}
+
+/* Whether v is an address at constant offsets from another value
+ * (`getelementptr inbounds i8, ptr %temps, i64 4096`: a temporary in the
+ * workspace). A piece rebuilds such addresses from their base instead of
+ * receiving each one: a body with 20,000 temporaries would otherwise pass
+ * 20,000 pointers through the frame, and the caller's 20,000 stores to one
+ * alloca make LLVM's InstCombine quadratic. */
+static bool rebuildable(LLVMValueRef v) {
+  if (!LLVMIsAGetElementPtrInst(v))
+    return false;
+  int n = LLVMGetNumOperands(v);
+  for (int k = 1; k < n; k++)
+    if (!LLVMIsAConstantInt(LLVMGetOperand(v, (unsigned)k)))
+      return false;
+  return true;
+}
+
+/* The caller values a piece reads, in an order where a rebuilt address
+ * comes after its base; base[k] is the index of from[k]'s base, or -1 when
+ * from[k] is passed (as an argument or through the frame). */
+typedef struct Inputs {
+  LLVMValueRef *from;
+  int *base;
+  int n, cap;
+  LLVMValueRef *allocas; /* entry allocas used only in the piece: they move */
+  int nalloca, acap;
+} Inputs;
+
+static void take_input(Split *S, PtrMap *param, Inputs *in, LLVMValueRef v, int b0, int b1) {
+  if (!v || LLVMValueIsBasicBlock(v) || !foreign(S, v, b0, b1) || pm_get(param, v, -1) != -1)
+    return;
+  int first, last = LLVMIsAAllocaInst(v) ? last_use(S, v, &first) : S->nb;
+  if (LLVMIsAAllocaInst(v) && first >= b0 && last < b1) {
+    if (in->nalloca == in->acap)
+      in->allocas = xrealloc(in->allocas, sizeof *in->allocas * (size_t)(in->acap = in->acap ? 2 * in->acap : 8));
+    in->allocas[in->nalloca++] = v;
+    pm_put(param, v, -2);
+    return;
+  }
+  int b = -1;
+  if (rebuildable(v)) {
+    LLVMValueRef root = LLVMGetOperand(v, 0);
+    take_input(S, param, in, root, b0, b1);
+    b = pm_get(param, root, -1);
+    if (b < 0) /* a constant base, or an alloca that moves: never here */
+      b = -1;
+  }
+  if (in->n == in->cap) {
+    in->cap = in->cap ? 2 * in->cap : 16;
+    in->from = xrealloc(in->from, sizeof *in->from * (size_t)in->cap);
+    in->base = xrealloc(in->base, sizeof *in->base * (size_t)in->cap);
+  }
+  pm_put(param, v, in->n);
+  in->base[in->n] = b;
+  in->from[in->n++] = v;
 }
 
 static void outline(Split *S, int b0, int b1) {
@@ -236,35 +293,18 @@ static void outline(Split *S, int b0, int b1) {
    * allocas used only here move instead. */
   PtrMap param;
   pm_init(&param);
-  LLVMValueRef *from = NULL;
-  int nfrom = 0, cap = 0;
-  LLVMValueRef *allocas = NULL;
-  int nalloca = 0, acap = 0;
+  Inputs in = {0};
   bool has_ret = false;
   for (int b = b0; b < b1; b++)
     for (LLVMValueRef i = LLVMGetFirstInstruction(S->bb[b]); i; i = LLVMGetNextInstruction(i)) {
       if (LLVMGetInstructionOpcode(i) == LLVMRet)
         has_ret = true;
       int nops = LLVMGetNumOperands(i);
-      for (int k = 0; k < nops; k++) {
-        LLVMValueRef v = LLVMGetOperand(i, (unsigned)k);
-        if (!v || LLVMValueIsBasicBlock(v) || !foreign(S, v, b0, b1) ||
-            pm_get(&param, v, -1) != -1)
-          continue;
-        int first, last = LLVMIsAAllocaInst(v) ? last_use(S, v, &first) : S->nb;
-        if (LLVMIsAAllocaInst(v) && first >= b0 && last < b1) {
-          if (nalloca == acap)
-            allocas = xrealloc(allocas, sizeof *allocas * (size_t)(acap = acap ? 2 * acap : 8));
-          allocas[nalloca++] = v;
-          pm_put(&param, v, -2);
-          continue;
-        }
-        if (nfrom == cap)
-          from = xrealloc(from, sizeof *from * (size_t)(cap = cap ? 2 * cap : 16));
-        pm_put(&param, v, nfrom);
-        from[nfrom++] = v;
-      }
+      for (int k = 0; k < nops; k++)
+        take_input(S, &param, &in, LLVMGetOperand(i, (unsigned)k), b0, b1);
     }
+  LLVMValueRef *from = in.from, *allocas = in.allocas;
+  int nfrom = in.n, nalloca = in.nalloca;
 
   /* The new function: the caller's parameters (and anything that cannot
    * go through memory) are passed as they are, so that noalias carries
@@ -281,9 +321,11 @@ static void outline(Split *S, int b0, int b1) {
    * through the frame too, giving up their noalias. */
   int direct = 0;
   for (int k = 0; k < nfrom; k++)
-    direct += !framed(from[k], false);
+    direct += in.base[k] < 0 && !framed(from[k], false);
   bool args_too = direct > SPLIT_MAX_ARGS;
   for (int k = 0; k < nfrom; k++) {
+    if (in.base[k] >= 0)
+      continue;
     if (framed(from[k], args_too)) {
       nframed++;
       continue;
@@ -339,12 +381,26 @@ static void outline(Split *S, int b0, int b1) {
   for (int k = 0; k < nfrom; k++) {
     LLVMValueRef v = from[k];
     int p = pm_get(&param, v, -1);
+    if (in.base[k] >= 0) {
+      int n = LLVMGetNumOperands(v);
+      LLVMValueRef idx[8];
+      if (n - 1 > 8)
+        die("cg_split: a constant address with %d indices", n - 1);
+      for (int j = 1; j < n; j++)
+        idx[j - 1] = LLVMGetOperand(v, (unsigned)j);
+      LLVMTypeRef et = LLVMGetGEPSourceElementType(v);
+      LLVMValueRef root = repl[in.base[k]];
+      repl[k] = LLVMIsInBounds(v) ? LLVMBuildInBoundsGEP2(eb, et, root, idx, (unsigned)(n - 1), "")
+                                  : LLVMBuildGEP2(eb, et, root, idx, (unsigned)(n - 1), "");
+      continue;
+    }
     if (!framed(v, args_too)) {
       repl[k] = LLVMGetParam(fn, (unsigned)p);
       continue;
     }
-    LLVMValueRef at = LLVMConstInt(g->i64, (unsigned long long)frame_slot(S, v), 0);
-    LLVMValueRef addr = LLVMBuildInBoundsGEP2(eb, g->i64, LLVMGetParam(fn, (unsigned)nargs), &at, 1, "");
+    LLVMValueRef at = LLVMConstInt(g->i64, 8ull * (unsigned)frame_slot(S, v), 0);
+    LLVMValueRef addr = LLVMBuildInBoundsGEP2(eb, LLVMInt8TypeInContext(g->ctx),
+                                              LLVMGetParam(fn, (unsigned)nargs), &at, 1, "");
     repl[k] = LLVMBuildLoad2(eb, LLVMTypeOf(v), addr, "");
   }
   for (int k = 0; k < nfrom; k++)
@@ -434,6 +490,7 @@ static void outline(Split *S, int b0, int b1) {
   LLVMDisposeBuilder(eb);
   pm_free(&param);
   free(from);
+  free(in.base);
   free(args);
   free(repl);
   free(allocas);
@@ -580,34 +637,52 @@ static void rename_incoming(LLVMBuilderRef b, LLVMBasicBlockRef succ, LLVMBasicB
 
 void cg_split_blocks(Cg *g, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+  LLVMValueRef *cuts = NULL;
+  int cap = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
     int n = 0;
-    LLVMValueRef at = NULL;
     for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
-      if (++n == BLOCK_MAX)
-        at = i;
-    if (n <= BLOCK_MAX + BLOCK_MAX / 4 || !at)
+      n++;
+    if (n <= BLOCK_MAX + BLOCK_MAX / 4)
       continue;
-    if (LLVMIsAPHINode(at) || LLVMIsAAllocaInst(at) || LLVMIsATerminatorInst(at))
+    /* Cut after every BLOCK_MAX-th instruction that leaves more than a
+     * quarter block behind it. */
+    int ncut = 0, k = 0;
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i), k++) {
+      if ((k + 1) % BLOCK_MAX || n - k - 1 <= BLOCK_MAX / 4 || LLVMIsAPHINode(i) ||
+          LLVMIsAAllocaInst(i) || LLVMIsATerminatorInst(i))
+        continue;
+      if (ncut == cap)
+        cuts = xrealloc(cuts, sizeof *cuts * (size_t)(cap = cap ? 2 * cap : 16));
+      cuts[ncut++] = i;
+    }
+    if (!ncut)
       continue;
     LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
-    /* Move everything after `at` into a new block; the loop then visits
-     * that block and cuts it again if it is still long. */
-    LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
-    LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
-                                   : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
-    LLVMPositionBuilderAtEnd(b, rest);
-    for (LLVMValueRef i = LLVMGetNextInstruction(at); i;) {
-      LLVMValueRef next = LLVMGetNextInstruction(i);
-      LLVMInstructionRemoveFromParent(i);
-      LLVMInsertIntoBuilder(b, i);
-      i = next;
+    /* From the last cut back, so that every instruction moves once: what
+     * follows a cut (the next piece's branch included) goes to a new block
+     * placed right after bb. */
+    LLVMBasicBlockRef last = NULL;
+    for (int c = ncut - 1; c >= 0; c--) {
+      LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
+      LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
+                                     : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
+      if (!last)
+        last = rest;
+      LLVMPositionBuilderAtEnd(b, rest);
+      for (LLVMValueRef i = LLVMGetNextInstruction(cuts[c]); i;) {
+        LLVMValueRef next = LLVMGetNextInstruction(i);
+        LLVMInstructionRemoveFromParent(i);
+        LLVMInsertIntoBuilder(b, i);
+        i = next;
+      }
+      LLVMPositionBuilderAtEnd(b, bb);
+      LLVMBuildBr(b, rest);
+      (void)LLVMBlockAddress(fn, rest);
     }
-    LLVMPositionBuilderAtEnd(b, bb);
-    LLVMBuildBr(b, rest);
-    (void)LLVMBlockAddress(fn, rest);
-    for (unsigned k = 0; t && k < LLVMGetNumSuccessors(t); k++)
-      rename_incoming(b, LLVMGetSuccessor(t, k), bb, rest);
+    for (unsigned s = 0; t && s < LLVMGetNumSuccessors(t); s++)
+      rename_incoming(b, LLVMGetSuccessor(t, s), bb, last);
   }
+  free(cuts);
   LLVMDisposeBuilder(b);
 }

@@ -36,8 +36,19 @@ typedef struct Binding {
   Loc loc;   /* the declaration */
   Val val;
   Type type; /* BIND_VAR: the declared type every assignment must give */
-  struct Binding *up;
+  struct Binding *up;       /* the binding made before this one */
+  struct Binding *shadowed; /* the binding of the same name this one hides */
 } Binding;
+
+/* The innermost binding of each name in scope, so that a lookup is one
+ * probe instead of a walk over every binding (a body of 38,000 lets spent
+ * most of its time in strcmp). Open addressing; a name, once in, stays,
+ * with a NULL binding when nothing binds it. */
+typedef struct Names {
+  const char **key;
+  Binding **innermost;
+  size_t cap, len;
+} Names;
 
 typedef struct FnInfo {
   Func *ast;
@@ -55,7 +66,8 @@ typedef struct Ctx {
   size_t fn_cap;
   FnInfo *cur;
   Builder b;
-  Binding *scope;
+  Binding *scope; /* every binding in scope, innermost first (via up) */
+  Names names;
 } Ctx;
 
 static const Val BAD = {.v = NULL};
@@ -95,6 +107,62 @@ static FnInfo *find_fn(Ctx *c, const char *name) {
 static void add_fn(Ctx *c, Func *f) {
   c->fns[c->nfns++] = (FnInfo){.ast = f};
   *fn_slot(c, f->name) = c->nfns;
+}
+
+/* ---- names in scope ---- */
+
+static Binding **innermost_slot(Ctx *c, const char *name) {
+  Names *n = &c->names;
+  if (2 * (n->len + 1) > n->cap) { /* grow: rehash every name */
+    Names old = *n;
+    n->cap = old.cap ? 2 * old.cap : 64;
+    n->key = xmalloc(sizeof *n->key * n->cap);
+    n->innermost = xmalloc(sizeof *n->innermost * n->cap);
+    memset(n->key, 0, sizeof *n->key * n->cap);
+    for (size_t k = 0; k < old.cap; k++)
+      if (old.key[k]) {
+        size_t h = name_hash(old.key[k]) & (n->cap - 1);
+        while (n->key[h])
+          h = (h + 1) & (n->cap - 1);
+        n->key[h] = old.key[k];
+        n->innermost[h] = old.innermost[k];
+      }
+    free(old.key);
+    free(old.innermost);
+  }
+  size_t h = name_hash(name) & (n->cap - 1);
+  while (n->key[h] && strcmp(n->key[h], name) != 0)
+    h = (h + 1) & (n->cap - 1);
+  if (!n->key[h]) {
+    n->key[h] = name;
+    n->innermost[h] = NULL;
+    n->len++;
+  }
+  return &n->innermost[h];
+}
+
+static Binding *bind_kind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
+  Binding *b = ARENA_NEW(c->m->arena, Binding);
+  b->name = name;
+  b->kind = kind;
+  b->loc = loc;
+  b->val = v;
+  b->up = c->scope;
+  c->scope = b;
+  Binding **in = innermost_slot(c, name);
+  b->shadowed = *in;
+  *in = b;
+  return b;
+}
+
+/* Closes the bindings made since `scope` was the innermost one. */
+static void close_scope(Ctx *c, Binding *scope) {
+  for (; c->scope != scope; c->scope = c->scope->up)
+    *innermost_slot(c, c->scope->name) = c->scope->shadowed;
+}
+
+static Binding *lookup(Ctx *c, const char *name) {
+  return *innermost_slot(c, name);
 }
 
 /* ---- builtins ---- */
@@ -833,11 +901,10 @@ static Val lower_call(Ctx *c, Expr *e) {
     return lower_user_call(c, e, fn, -1);
   const struct Builtin *bi = find_builtin(name);
   if (!bi) {
-    for (Binding *b = c->scope; b; b = b->up)
-      if (strcmp(b->name, name) == 0) {
-        ERR(c, callee->loc, "'%s' is a value, not a function", name);
-        return BAD;
-      }
+    if (lookup(c, name)) {
+      ERR(c, callee->loc, "'%s' is a value, not a function", name);
+      return BAD;
+    }
     ERR(c, callee->loc, "unknown function '%s'", name);
     return BAD;
   }
@@ -938,13 +1005,11 @@ static AstDim *expr_dim(Ctx *c, Expr *e) {
     d->size = d->bad ? 0 : (int64_t)e->num;
     return d;
   case EX_NAME:
-    if (size_sym(c, e->name) < 0)
-      for (Binding *b = c->scope; b; b = b->up)
-        if (strcmp(b->name, e->name) == 0) {
-          ERR(c, e->loc, "'%s' is a value, not a size: sizes are literals, the function's size "
-                         "names and size expressions of them, like n - 1", e->name);
-          return NULL;
-        }
+    if (size_sym(c, e->name) < 0 && lookup(c, e->name)) {
+      ERR(c, e->loc, "'%s' is a value, not a size: sizes are literals, the function's size "
+                     "names and size expressions of them, like n - 1", e->name);
+      return NULL;
+    }
     d->name = e->name;
     return d;
   case EX_BINARY:
@@ -1509,9 +1574,11 @@ static Val lower_expr(Ctx *c, Expr *e) {
     }
     return (Val){.v = ir_const(&c->b, DT_F64, e->num), .weak = true, .integral = e->text && !strpbrk(e->text, ".eE")};
   case EX_NAME:
-    for (Binding *b = c->scope; b; b = b->up)
-      if (strcmp(b->name, e->name) == 0)
+    {
+      Binding *b = lookup(c, e->name);
+      if (b)
         return b->val;
+    }
     {
       Inst *sv = size_value(c, e->name); /* a size is an i32 value (section 5) */
       if (sv)
@@ -1627,25 +1694,6 @@ static void declare_function(Ctx *c, FnInfo *fn) {
     ir_set_results(c->m, fn->ir, phs, names, af->nrets);
     fn->sig_ok = true;
   }
-}
-
-static Binding *bind_kind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
-  Binding *b = ARENA_NEW(c->m->arena, Binding);
-  b->name = name;
-  b->kind = kind;
-  b->loc = loc;
-  b->val = v;
-  b->up = c->scope;
-  c->scope = b;
-  return b;
-}
-
-
-static Binding *lookup(Ctx *c, const char *name) {
-  for (Binding *b = c->scope; b; b = b->up)
-    if (strcmp(b->name, name) == 0)
-      return b;
-  return NULL;
 }
 
 /* v as a value of type t, for a var's declaration or assignment: a weak
@@ -1938,7 +1986,7 @@ static void lower_region_block(Ctx *c, Region *r, Stmt *list) {
   c->b.before = NULL;
   c->b.r = r;
   lower_stmts(c, list, false);
-  c->scope = scope;
+  close_scope(c, scope);
   c->b = saved;
 }
 
@@ -2002,7 +2050,7 @@ static void lower_for(Ctx *c, Stmt *s) {
   Binding *scope = c->scope;
   bind_kind(c, s->name, BIND_INDEX, s->name_loc, (Val){.v = i});
   lower_region_block(c, r, s->body);
-  c->scope = scope;
+  close_scope(c, scope);
   set_yields(c, r, vars, n);
   c->b.loc = s->loc;
   bind_results(c, op, vars, n);
@@ -2197,7 +2245,7 @@ static void lower_body(Ctx *c, FnInfo *fn) {
   Func *af = fn->ast;
   c->cur = fn;
   c->b = (Builder){c->m, fn->ir, NULL, af->loc, NULL};
-  c->scope = NULL;
+  close_scope(c, NULL);
   for (int k = 0; k < fn->ir->nparams; k++)
     bind_kind(c, fn->ir->params[k]->name, BIND_PARAM, fn->ir->params[k]->loc,
               (Val){.v = fn->ir->params[k]});
@@ -2438,6 +2486,8 @@ Module *lower_program(Program *prog, Diag *diag) {
     check_grad_of_loops(&c);
   free(c.fns);
   free(c.fn_index);
+  free(c.names.key);
+  free(c.names.innermost);
   if (diag->errors) {
     ir_module_free(c.m);
     return NULL;

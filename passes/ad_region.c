@@ -99,8 +99,9 @@ static Inst *mapped(Inst *x) { return x->aux ? x->aux : x; }
 static Inst *zero(AD *a, const Type *t) { return ir_const_like(&a->b, t, 0); }
 
 /* Run the reverse sweep of region `r` (already filled with the recomputed
- * primal) as a scope of its own; its captured adjoints come back in `cap`. */
-static void reverse_in(AD *a, Region *r, PtrMap *cap) {
+ * primal) as a scope of its own, the adjoint of each ys[k] seeded with
+ * gs[k] (where not NULL) first; its captured adjoints come back in `cap`. */
+static void reverse_in(AD *a, Region *r, PtrMap *cap, Inst **ys, Inst **gs, int n) {
   Region *cur = a->cur;
   PtrMap *captured = a->captured;
   Builder saved = a->b;
@@ -108,6 +109,9 @@ static void reverse_in(AD *a, Region *r, PtrMap *cap) {
   a->captured = cap;
   a->b.before = NULL;
   a->b.r = r;
+  for (int k = 0; k < n; k++)
+    if (gs[k])
+      ad_contribute(a, mapped(ys[k]), gs[k]);
   ad_reverse_block(a, r->last);
   a->b = saved;
   a->cur = cur;
@@ -138,21 +142,8 @@ static void reverse_if(AD *a, Inst *op, Inst **g) {
     Region *from = &op->regions[r], *to = &adj->regions[r];
     copy_body(a, from, to);
     PtrMap local = {0};
+    reverse_in(a, to, &local, from->yields, g, n);
     Builder saved = a->b;
-    a->b.before = NULL;
-    a->b.r = to;
-    Region *cur = a->cur;
-    PtrMap *captured = a->captured;
-    a->cur = to;
-    a->captured = &local;
-    for (int k = 0; k < n; k++)
-      if (g[k])
-        ad_contribute(a, mapped(from->yields[k]), g[k]);
-    a->cur = cur;
-    a->captured = captured;
-    a->b = saved;
-    reverse_in(a, to, &local);
-    saved = a->b;
     a->b.before = NULL;
     a->b.r = to;
     Inst **ys = xmalloc(sizeof(Inst *) * (size_t)cap.len);
@@ -216,21 +207,13 @@ static void reverse_loop(AD *a, Inst *op, Inst **g) {
   copy_body(a, body, r);
   PtrMap local = {0};
   /* seed the yields with the adjoints flowing back from the next iteration */
-  Builder saved = a->b;
-  Region *cur = a->cur;
-  PtrMap *captured = a->captured;
-  a->b.before = NULL;
-  a->b.r = r;
-  a->cur = r;
-  a->captured = &local;
+  Inst **seeded = xmalloc(sizeof(Inst *) * (size_t)(nk + 1));
   for (int j = 0; j < nk; j++)
-    ad_contribute(a, mapped(body->yields[K[j]]), acc[j]);
-  a->cur = cur;
-  a->captured = captured;
-  a->b = saved;
-  reverse_in(a, r, &local);
+    seeded[j] = body->yields[K[j]];
+  reverse_in(a, r, &local, seeded, acc, nk);
+  free(seeded);
 
-  saved = a->b;
+  Builder saved = a->b;
   a->b.before = NULL;
   a->b.r = r;
   Inst **ys = xmalloc(sizeof(Inst *) * (size_t)(nk + cap.len + 1));

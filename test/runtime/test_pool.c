@@ -21,17 +21,7 @@
 #include "sg_runtime.h"
 #include "sgrt.h"
 
-static int nchecks, nfails;
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    nchecks++;                                                                 \
-    if (!(cond)) {                                                             \
-      nfails++;                                                                \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
+#include "rtcheck.h"
 
 static int cores(void) {
   long c = sysconf(_SC_NPROCESSORS_ONLN);

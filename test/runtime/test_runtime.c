@@ -19,24 +19,7 @@
 #include "sg_runtime.h"
 #include "sgrt.h"
 
-static int nchecks, nfails;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    nchecks++;                                                                 \
-    if (!(cond)) {                                                             \
-      nfails++;                                                                \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_INT(got, want)                                                   \
-  do {                                                                         \
-    long long g_ = (got), w_ = (want);                                         \
-    CHECK(g_ == w_, "%s = %lld, expected %lld", #got, g_, w_);                 \
-  } while (0)
+#include "rtcheck.h"
 
 #define CHECK_STR(got, want)                                                   \
   do {                                                                         \
