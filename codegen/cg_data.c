@@ -223,6 +223,13 @@ static LLVMValueRef scalar_of(Body *B, const Inst *v) {
   return cg_eval(B, v, &z);
 }
 
+/* Is reading an element of v a load (v in memory, or a reshape of it)? */
+static bool reads_memory(Body *B, const Inst *v) {
+  if (v->op == OP_param || cg_slot(B, v)->has_buf)
+    return true;
+  return v->op == OP_reshape && reads_memory(B, v->args[0]);
+}
+
 LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x) {
   Cg *g = B->g;
   const Inst *data = v->args[0], *ix = v->args[1];
@@ -271,9 +278,16 @@ LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x) {
     LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, j, len, "");
     for (int a = 0; a < data->type.rank; a++)
       y.i[a] = a == k ? j : x->i[a];
-    /* read the data only inside it (it may be empty) */
     LLVMTypeRef et = cg_elem_type(g, t->dtype);
     LLVMValueRef zero = ir_is_float(t->dtype) ? LLVMConstReal(et, 0) : LLVMConstNull(et);
+    if (reads_memory(B, data) && LLVMIsAConstantInt(len) && LLVMConstIntGetSExtValue(len) > 0) {
+      /* data in memory and never empty: read a valid position (the
+       * first, outside) and select, with no branch to keep the loop
+       * from vectorizing (an LSTM's gradient sums dozens of these) */
+      y.i[k] = LLVMBuildSelect(g->b, in, j, i64c(g, 0), "");
+      return LLVMBuildSelect(g->b, in, cg_eval(B, data, &y), zero, "");
+    }
+    /* read the data only inside it (it may be empty) */
     LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef inside = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "inside");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
@@ -291,6 +305,17 @@ LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x) {
   }
   }
   return cg_eval(B, data, &y);
+}
+
+LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem) {
+  Cg *g = B->g;
+  const Inst *data = v->args[0];
+  LLVMValueRef s = slice_start(B, v, scalar_of(B, v->args[1]), cg_dim(B, data->type.dim[0]),
+                               cg_dim(B, v->type.dim[0]));
+  LLVMValueRef off = s;
+  for (int a = 1; a < data->type.rank; a++)
+    off = LLVMBuildNSWMul(g->b, off, cg_dim(B, data->type.dim[a]), "");
+  return LLVMBuildInBoundsGEP2(g->b, cg_mem_type(g, v->type.dtype), mem, &off, 1, "rows");
 }
 
 typedef struct Scatter {

@@ -21,6 +21,8 @@
  * flat element range, which is what LLVM's loop vectorizer likes best. */
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "cg_internal.h"
 
 /* ---- small helpers ---- */
@@ -67,6 +69,7 @@ static LLVMValueRef load_elem(Body *B, const Inst *v, LLVMValueRef buf, LLVMValu
   LLVMTypeRef mt = cg_mem_type(g, v->type.dtype);
   LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, cg_outer(B, buf), &lin, 1, "");
   LLVMValueRef x = LLVMBuildLoad2(g->b, mt, p, "");
+  cg_alias_note(B, x, buf, false);
   return v->type.dtype == DT_BOOL ? LLVMBuildTrunc(g->b, x, g->i1, "") : x;
 }
 
@@ -76,7 +79,7 @@ static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LL
   if (dt == DT_BOOL)
     x = LLVMBuildZExt(g->b, x, g->i8, "");
   LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, mt, cg_outer(B, buf), &lin, 1, "");
-  LLVMBuildStore(g->b, x, p);
+  cg_alias_note(B, LLVMBuildStore(g->b, x, p), buf, true);
 }
 
 /* ---- loops ---- */
@@ -84,12 +87,14 @@ static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LL
 typedef struct Loop {
   LLVMBasicBlockRef header, exit;
   LLVMValueRef iv;
+  bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
 } Loop;
 
 /* A loop over [lo, hi); returns its index. */
 static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L) {
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  L->short_trip = false;
   L->header = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "loop");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "body");
   L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "done");
@@ -106,11 +111,30 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
   return loop_range(B, i64c(B->g, 0), n, L);
 }
 
+/* A flat loop of a loop body over fewer than SHORT_TRIP elements (an LSTM
+ * step's 14; cg_par_worth sends longer ones to the loop's function of the
+ * thread pool, which is vectorized the usual way): the vectorizer is asked
+ * to fold the tail into masked vector iterations, or 14 elements would all
+ * run in the scalar remainder of a 16-wide vector loop. A folded tail costs
+ * long loops 35-45% (a mask per iteration, no interleaving), hence only
+ * there. */
+static void small_trip_hint(Cg *g, LLVMValueRef br) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+  LLVMMetadataRef on[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.predicate.enable", 36),
+                           LLVMValueAsMetadata(LLVMConstInt(g->i1, 1, 0))};
+  LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(g->ctx, on, 2)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->ctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, loop));
+}
+
 static void loop_close(Body *B, Loop *L) {
   Cg *g = B->g;
   LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-  LLVMBuildBr(g->b, L->header);
+  LLVMValueRef br = LLVMBuildBr(g->b, L->header);
+  if (L->short_trip)
+    small_trip_hint(g, br);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(g->b, L->exit);
 }
@@ -225,6 +249,14 @@ static bool flat_def_ok(Body *B, const Inst *v) {
 /* Nested loops over `t`'s axes [from, to), filling x->i; `body` runs inside. */
 typedef void LoopBody(Body *B, Idx *x, void *ctx);
 
+/* The innermost loop of a nest in a loop body is taken for a short one
+ * unless its size is a literal that says otherwise. (A nest has no pool
+ * version to send long loops to: an inner axis of hundreds of elements in
+ * a loop body runs about 35% slower than it could.) */
+static bool nest_short(Body *B, Dim d) {
+  return cg_par_short(B) && (d.sym >= 0 || d.size < SHORT_TRIP);
+}
+
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
                       void *ctx) {
   if (from == to) {
@@ -233,6 +265,7 @@ static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody
   }
   Loop L;
   x->i[from] = loop_open(B, dimv(B, t->dim[from]), &L);
+  L.short_trip = from == to - 1 && nest_short(B, t->dim[from]);
   loop_nest(B, t, from + 1, to, x, body, ctx);
   loop_close(B, &L);
 }
@@ -290,11 +323,14 @@ static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   Loop L;
   if (on)
     cg_par_begin(B, n, &par);
+  cg_alias_begin(B);
   LLVMValueRef i = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  L.short_trip = !on && cg_par_short(B);
   Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
   LLVMValueRef e = eval_def(B, v, &x);
   store_elem(B, v->type.dtype, f->buf, i, e);
   loop_close(B, &L);
+  cg_alias_end(B);
   if (on)
     cg_par_end(B, &par);
 }
@@ -307,7 +343,9 @@ static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
     return;
   }
   Idx x = {v->type.rank, {0}, NULL};
+  cg_alias_begin(B);
   loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &f);
+  cg_alias_end(B);
 }
 
 static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
@@ -613,6 +651,13 @@ static bool cheap(const Inst *v) {
          v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
 }
 
+/* Has v memory, or can it have some for free (a reshape of memory)? */
+static bool addressable(Body *B, const Inst *v) {
+  if (v->op == OP_param || slot(B, v)->has_buf)
+    return true;
+  return v->op == OP_reshape && addressable(B, v->args[0]);
+}
+
 /* Users that read their operand from memory force it to have some. */
 static void plan(Body *B, int n) {
   Function *f = B->f;
@@ -659,6 +704,17 @@ static void plan(Body *B, int n) {
   }
   for (int k = 0; k < f->nresults; k++)
     slot(B, f->results[k])->has_buf = true;
+  /* A slice of leading-axis rows (a row x[t] of a matrix, w[0] of a stack
+   * of weights) of a value with memory anyway is a pointer into it: no
+   * copy, its start checked once instead of at every element read, and
+   * its readers stay flat loops that loop groups can fuse. */
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (i->op == OP_slice && i->axes == 1u && addressable(B, i->args[0])) {
+      slot(B, i)->has_buf = true;
+      slot(B, i)->view = true;
+      if (i->args[0]->op == OP_reshape) /* a view too */
+        slot(B, i->args[0])->has_buf = true;
+    }
   /* A sum of two matrix products (the adjoint of a weight used twice) is
    * computed by the GEMM kernel itself: the second product accumulates into
    * the first's memory, which is the sum's. */
@@ -750,6 +806,18 @@ static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
   return true;
 }
 
+/* Is v's value at hand where `head` is emitted? */
+static bool ready_before(Body *B, const Inst *v, const Inst *head) {
+  if (v->op == OP_param || v->op == OP_arg || v->parent != head->parent)
+    return true;
+  if (slot(B, v)->has_buf)
+    return v->id < head->id;
+  for (int k = 0; k < v->nargs; k++)
+    if (!ready_before(B, v->args[k], head))
+      return false;
+  return true;
+}
+
 /* Groups never span a region op: a block's groups are formed apart. At most
  * MAX_MEMBERS per group (each at most MAX_FUSED operations): one loop body
  * stays small enough for LLVM's per-block passes. */
@@ -758,6 +826,7 @@ static void group_block(Body *B, Inst *first) {
   int g = -1, members = 0;
   const Type *space = NULL;
   Slot *head = NULL; /* the current group's first member */
+  Inst *head_inst = NULL;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = slot(B, i);
     if (i->nregions) {
@@ -772,6 +841,10 @@ static void group_block(Body *B, Inst *first) {
       g = -1;
       continue;
     }
+    /* a view among the members is made before the group's loop */
+    if (s->view && g >= 0 && ready_before(B, i->args[0], head_inst) &&
+        ready_before(B, i->args[1], head_inst))
+      continue;
     const Type *sp;
     bool member = flat_member(B, i, &sp);
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
@@ -786,6 +859,7 @@ static void group_block(Body *B, Inst *first) {
     space = member ? sp : NULL;
     s->group = g;
     head = s;
+    head_inst = i;
     s->group_last = i;
   }
 }
@@ -854,7 +928,9 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     }
   }
   Loop L;
+  cg_alias_begin(B);
   LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  L.short_trip = !on && cg_par_short(B);
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
@@ -873,6 +949,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       store_elem(B, i->type.dtype, s->buf, iv, s->reg);
   }
   loop_close(B, &L);
+  cg_alias_end(B);
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (slot(B, i)->group == gid)
       slot(B, i)->reg = NULL;
@@ -905,6 +982,16 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   free(part);
 }
 
+/* A slice view's pointer, once per emission of its block (a loop group
+ * makes the views among its members before its loop). */
+static void emit_view(Body *B, Inst *v) {
+  Slot *s = slot(B, v);
+  if (s->computed)
+    return;
+  s->buf = cg_slice_view(B, v, slot(B, v->args[0])->buf);
+  s->computed = true;
+}
+
 /* One loop computing every member of the group that starts at `first`. */
 static void emit_group(Body *B, Inst *first) {
   Cg *g = B->g;
@@ -919,6 +1006,9 @@ static void emit_group(Body *B, Inst *first) {
   for (Inst *i = first; i != gr.end; i = i->next)
     if (slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
       gr.fin[r++] = entry_alloca(B, cg_elem_type(g, i->type.dtype));
+  for (Inst *i = first; i != gr.end; i = i->next)
+    if (slot(B, i)->view)
+      emit_view(B, i);
   emit_versions(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
   r = 0;
   for (Inst *i = first; i != gr.end; i = i->next) {
@@ -1021,7 +1111,6 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
   return eval(B, v, &x);
 }
 
-LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) { return reduce_init(op, t); }
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) { return combine(g, op, acc, x); }
 static void emit_one(Body *B, Inst *i);
@@ -1032,10 +1121,12 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
   Idx x = {v->type.rank, {0}, NULL};
   if (v->type.rank <= 1 || flat_ok(B, v)) {
     Loop L;
+    cg_alias_begin(B);
     LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
     Idx y = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
     store_elem(B, v->type.dtype, dst, i, eval(B, v, &y));
     loop_close(B, &L);
+    cg_alias_end(B);
     return;
   }
   loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
@@ -1080,8 +1171,12 @@ static void emit_one(Body *B, Inst *i) {
       cg_rows_emit(B, i);
     return;
   }
-  if (i->op == OP_reshape && !s->buf) { /* a view */
+  if (i->op == OP_reshape) { /* a view (set again when a loop body is emitted again) */
     s->buf = slot(B, i->args[0])->buf;
+    return;
+  }
+  if (s->view) {
+    emit_view(B, i);
     return;
   }
   if (s->group >= 0) {
@@ -1174,7 +1269,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   for (int k = 0; k < f->nresults && !may_fail; k++) {
     Inst *v = f->results[k];
     Slot *s = slot(&B, v);
-    bool computes = v->op != OP_param && v->op != OP_reshape;
+    bool computes = v->op != OP_param && v->op != OP_reshape && !s->view;
     if (computes && !s->buf)
       s->buf = LLVMGetParam(fn, (unsigned)(f->nparams + k));
   }
@@ -1200,7 +1295,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       any_temp = true;
       continue;
     }
-    if (!s->has_buf || s->buf || i->op == OP_reshape || i->op == OP_proj || s->internal ||
+    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || i->op == OP_proj || s->internal ||
         s->acc_into || s->inplace_of)
       continue;
     offset[i->id] = total;

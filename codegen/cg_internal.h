@@ -20,6 +20,7 @@ typedef struct Cg {
   bool math_calls;     /* this body calls exp & co. instead of expanding them */
   LLVMValueRef *math_used; /* cg_mathcall.c's vector forms, kept until vectorized */
   int nmath_used;
+  int alias_loops;     /* cg_alias.c: loops given alias scopes so far */
 } Cg;
 
 /* Where a value lives while a function body is generated. */
@@ -31,6 +32,8 @@ typedef struct Slot {
   int group;           /* loop group (first member's id), -1 if none */
   Inst *group_last;    /* of a group's first member: its last member */
   bool internal;       /* a group member no one outside the group reads: no memory */
+  bool view;           /* a slice of leading-axis rows of a value in memory:
+                          a pointer into it, no loop (cg_slice_view) */
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
   bool by_products;    /* an add of two matmuls: they compute it */
@@ -53,6 +56,7 @@ typedef struct Slot {
 } Slot;
 
 typedef struct RegionCg RegionCg;
+typedef struct CgAlias CgAlias;
 
 /* A loop being moved into a function of its own for the thread pool
  * (cg_parallel.c). */
@@ -86,6 +90,8 @@ typedef struct Body {
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
   Par *par;            /* the parallel loop being generated, or NULL */
   bool has_regions;    /* f has loops or branches */
+  int region_depth;    /* loops and branches around the code being emitted */
+  CgAlias *alias;      /* the flat loop whose accesses are being noted, or NULL */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
   LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
   bool rows_fallback;   /* emitting a row group's members one loop each */
@@ -161,7 +167,6 @@ LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
 void cg_loop_end(Body *B, void *loop);
 
 /* The helpers cg_rows.c uses. */
-LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x);  /* v's element, by its definition */
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
@@ -178,6 +183,9 @@ LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
 LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
+/* A slice along the leading axis as a pointer into its operand's memory
+ * (mem, found by the caller), its start checked once. */
+LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem);
 /* The start of a slice of len positions from raw i32 start `raw` of an axis
  * of `size`, checked as slice and unslice check it (SG_ERR_INDEX at `at`). */
 LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
@@ -211,6 +219,14 @@ void cg_debug_restore(Cg *g, LLVMMetadataRef prev);
 void cg_debug_end(Cg *g);    /* the function of cg_debug_func is done */
 void cg_debug_finish(Cg *g); /* before verifying and optimizing the module */
 
+/* ---- cg_alias.c ---- */
+/* Around the emission of one flat loop: its loads and stores are noted
+ * (load_elem, store_elem) and, at the end, the buffers it stores to are
+ * given alias scopes of their own. Nests (a loop in a loop's body). */
+void cg_alias_begin(Body *B);
+void cg_alias_note(Body *B, LLVMValueRef inst, LLVMValueRef key, bool store);
+void cg_alias_end(Body *B);
+
 /* ---- cg_temps.c ---- */
 /* Lays out f's temporaries (values with memory that is neither an output
  * nor a view) in one block, sharing space between values not live at once:
@@ -221,8 +237,14 @@ LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
 
 /* ---- cg_parallel.c ---- */
 /* Whether a loop over n elements is worth running on the pool: NULL if
- * never, else an i1 (constant true, or a test emitted at the builder). */
+ * never, else an i1 (constant true, or a test emitted at the builder). In
+ * a loop body (cg_par_short), any loop of SHORT_TRIP elements or more is
+ * (1,000 elements are one chunk, run directly by the calling thread). */
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n);
+/* Whether the inline version of a flat loop is a short one (inside a loop
+ * or branch, and not already in a pool's loop): its tail is folded. */
+bool cg_par_short(Body *B);
+enum { SHORT_TRIP = 128 };
 /* Starts the parallel loop: the builder moves to the loop's own function,
  * whose range is [p->begin, p->end). */
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p);

@@ -85,12 +85,17 @@ LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
   return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
 }
 
+bool cg_par_short(Body *B) { return B->region_depth > 0 && !B->par; }
+
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
   if (B->par)
     return NULL; /* already inside a parallel loop */
+  /* in a loop body, the inline version is for short loops only (see
+   * cg_par_short); the pool's runs a single chunk on the calling thread */
+  int64_t least = cg_par_short(B) ? SHORT_TRIP : 2 * PAR_CHUNK;
   if (LLVMIsAConstantInt(n))
-    return LLVMConstIntGetSExtValue(n) < 2 * PAR_CHUNK ? NULL : LLVMConstInt(B->g->i1, 1, 0);
-  return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, 2 * PAR_CHUNK, 1), "big");
+    return LLVMConstIntGetSExtValue(n) < least ? NULL : LLVMConstInt(B->g->i1, 1, 0);
+  return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, least, 1), "big");
 }
 
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {

@@ -118,8 +118,8 @@ void cg_region_plan(Body *B, Inst *op) {
 static bool can_compute_into(Body *B, Inst *y, Region *body, RegionCg *R) {
   Slot *s = cg_slot(B, y);
   if (y->parent != body || !s->has_buf || s->buf || s->internal || s->acc_into ||
-      s->by_products || s->inplace_of || y->nregions || y->op == OP_reshape || y->op == OP_proj ||
-      y->op == OP_arg)
+      s->by_products || s->view || s->inplace_of || y->nregions || y->op == OP_reshape ||
+      y->op == OP_proj || y->op == OP_arg)
     return false;
   for (int k = 0; k < R->n; k++)
     if (R->inplace[k] == y)
@@ -603,6 +603,7 @@ static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
 
 void cg_region_emit(Body *B, Inst *op) {
   RegionCg *R = B->rg[op->id];
+  B->region_depth++;
   switch (op->op) {
   case OP_for: emit_for(B, op, R); break;
   case OP_while: emit_while(B, op, R); break;
@@ -615,6 +616,7 @@ void cg_region_emit(Body *B, Inst *op) {
     break;
   default: die("%s is not a region op", ir_ops[op->op].name);
   }
+  B->region_depth--;
 }
 
 static void free_tapes(Body *B) {
