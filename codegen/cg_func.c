@@ -619,6 +619,7 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulat
 /* ---- for cg_data.c ---- */
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t) { return lin_of(B, x, t); }

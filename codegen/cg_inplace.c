@@ -218,8 +218,10 @@ void cg_inplace_plan(Body *B, int n) {
   for (Inst *u = f->first; u; u = ir_walk_next(u))
     for (int k = 0; k < u->nargs; k++) {
       Inst *v = u->args[k];
-      if (v->op != OP_param && cand[v->id] && upd[cand[v->id]->id] && cand[v->id] != u)
+      if (v->op != OP_param && cand[v->id] && upd[cand[v->id]->id] && cand[v->id] != u) {
         cg_slot(B, u)->has_buf = true;
+        cg_slot(B, u)->view = false; /* a row slice copied, not a pointer into v */
+      }
     }
   free(cand);
   free(old);

@@ -154,6 +154,7 @@ typedef struct Idx {
   LLVMValueRef lin;
 } Idx;
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x); /* v's element, by its definition */
 LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
 LLVMValueRef cg_numel(Body *B, const Type *t);
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
