@@ -207,6 +207,8 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
   if (s->reg)
     return s->reg;
+  if (s->rowbuf)
+    return cg_rows_load(B, v, x);
   if (s->scalar)
     return cg_outer(B, s->scalar);
   if (s->has_buf)
@@ -677,13 +679,14 @@ static void plan(Body *B) {
     memset(s, 0, sizeof *s);
     s->temp = -1;
     s->group = -1;
+    s->rows = -1;
     if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
       s->has_buf = true;
     for (int r = 0; r < i->nregions; r++)
       for (int k = 0; k < i->regions[r].nparams; k++) {
         Slot *p = slot(B, i->regions[r].params[k]);
         memset(p, 0, sizeof *p);
-        p->temp = p->group = -1;
+        p->temp = p->group = p->rows = -1;
       }
   }
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
@@ -845,6 +848,10 @@ static void group_block(Body *B, Inst *first) {
     }
     if (!s->has_buf)
       continue;
+    if (s->rows >= 0) { /* a row group's (cg_rows.c) */
+      g = -1;
+      continue;
+    }
     /* a view among the members is made before the group's loop */
     if (s->view && g >= 0 && ready_before(B, i->args[0], head_inst) &&
         ready_before(B, i->args[1], head_inst))
@@ -1115,6 +1122,12 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
   return eval(B, v, &x);
 }
 
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
+LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) { return reduce_init(op, t); }
+LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) { return combine(g, op, acc, x); }
+static void emit_one(Body *B, Inst *i);
+void cg_emit_one(Body *B, Inst *i) { emit_one(B, i); }
+
 void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
   Fill fl = {v, dst, false};
   Idx x = {v->type.rank, {0}, NULL};
@@ -1166,6 +1179,11 @@ static void emit_one(Body *B, Inst *i) {
   if (!s->has_buf || i->op == OP_proj)
     return;
   cg_debug_at(B->g, i);
+  if (s->rows >= 0 && !B->rows_fallback) {
+    if (s->rows == i->id)
+      cg_rows_emit(B, i);
+    return;
+  }
   if (i->op == OP_reshape) { /* a view (set again when a loop body is emitted again) */
     s->buf = slot(B, i->args[0])->buf;
     return;
@@ -1248,8 +1266,10 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   cg_debug_func(g, fn, f);
 
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1};
   plan(&B);
+  if (!B.has_regions)
+    cg_rows_form(&B, n);
   form_groups(&B, n);
 
   /* Results computed straight into the caller's buffers, unless the body

@@ -42,6 +42,14 @@ typedef struct Slot {
                           stores is reloaded every iteration, as LLVM cannot
                           tell the temporaries apart, and keeps the loop's
                           reductions from vectorizing) */
+  /* Row groups (cg_rows.c): */
+  int rows;            /* the row group (first member's id), -1 if none */
+  Inst *rows_last;     /* that group's last member */
+  int rkind, rpass;    /* member kind, pass within a block of rows */
+  bool rowbuf_ok;      /* read by a later pass, never outside: block scratch */
+  bool rows_escapes;   /* read outside its group (or a result): stored */
+  int rows_kmax;       /* of a group's first member: the widest k it takes */
+  LLVMValueRef rowbuf; /* while the group is emitted: that block scratch */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -82,6 +90,8 @@ typedef struct Body {
   int region_depth;    /* loops and branches around the code being emitted */
   CgAlias *alias;      /* the flat loop whose accesses are being noted, or NULL */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
+  LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
+  bool rows_fallback;   /* emitting a row group's members one loop each */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -148,6 +158,21 @@ void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
 /* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */
 LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
 void cg_loop_end(Body *B, void *loop);
+
+/* The helpers cg_rows.c uses. */
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x);  /* v's element, by its definition */
+LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
+LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
+void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
+
+/* ---- cg_rows.c ---- */
+/* Row groups: the values of a softmax-like chain over [n, k] (row
+ * reductions and their broadcast users) computed in one loop over blocks
+ * of rows, lanes over rows. cg_rows_form runs after plan, before the loop
+ * groups; cg_rows_emit emits a group at its first member. */
+void cg_rows_form(Body *B, int n);
+void cg_rows_emit(Body *B, Inst *head);
+LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block scratch */
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */

@@ -188,7 +188,7 @@ static int lifetimes(Body *B, int n, Temp **out) {
    * first member; a sum of products where its first product writes it). */
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    start[i->id] = s->group >= 0 ? pos[s->group] : pos[i->id];
+    start[i->id] = s->group >= 0 ? pos[s->group] : s->rows >= 0 ? pos[s->rows] : pos[i->id];
   }
   /* A sum of products comes after both of them: only now that its own
    * start is set can the first product move it earlier. (Moving it in the
@@ -210,6 +210,9 @@ static int lifetimes(Body *B, int n, Temp **out) {
     Slot *s = slot_of(B, i);
     bool own_loop = s->has_buf && i->op != OP_reshape && !s->view;
     int when = own_loop ? start[i->id] : last[i->id];
+    /* A row group's members read anywhere from its first to its last. */
+    if (own_loop && s->rows >= 0)
+      when = pos[s->rows_last->id];
     for (int k = 0; k < i->nargs; k++) {
       Inst *a = i->args[k];
       if (a->op != OP_param && last[a->id] < when)

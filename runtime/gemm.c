@@ -360,3 +360,34 @@ void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
   sg_rt_gemm_f64_isa(sg_rt_gemm_isa(), trans_a, trans_b, m, n, k, a, lda, b,
                      ldb, c, ldc, accumulate);
 }
+
+/* sg_rt_gemmz's matrix-vector sums of rows (gemm_tmpl.h's gemvz). */
+int sg_rt_gemvz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                    int accumulate) {
+  switch (sg_rt_gemm_isa()) {
+#if SG_X86
+  case SG_RT_ISA_AVX512:
+    return gemvz_f32_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  case SG_RT_ISA_AVX2:
+    return gemvz_f32_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+#endif
+  default:
+    return gemvz_f32_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
+}
+
+int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double *a,
+                    int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
+                    int accumulate) {
+  switch (sg_rt_gemm_isa()) {
+#if SG_X86
+  case SG_RT_ISA_AVX512:
+    return gemvz_f64_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  case SG_RT_ISA_AVX2:
+    return gemvz_f64_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+#endif
+  default:
+    return gemvz_f64_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
+}

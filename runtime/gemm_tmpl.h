@@ -290,6 +290,67 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
   }
 }
 
+/* gemv's sum of rows (tmat == 0) under the zero rule of sg_rt_gemmz (a
+ * term with a zero factor is zero, even against inf or NaN), without
+ * scanning the matrix first: a row whose factor is 0 is skipped, a row
+ * whose factor is inf or NaN adds only its nonzero entries, and every
+ * other row is gemv's own FMA -- four rows at a time when all four factors
+ * are finite and nonzero, in gemv's order. So the adjoint of x @ w reads x
+ * once, not twice (the finiteness scan, then the product). */
+static TGT void F(gemv_sum_z)(int64_t nn, int64_t k, const T *x, int64_t incx, const T *mat,
+                              int64_t ld, T *y, int64_t incy, int acc) {
+  enum { JB = 2048 / sizeof(T) };
+  _Alignas(64) T buf[JB];
+  for (int64_t j0 = 0; j0 < nn; j0 += JB) {
+    int64_t jb = F(min64)(JB, nn - j0);
+    for (int64_t j = 0; j < jb; j++)
+      buf[j] = acc ? y[(j0 + j) * incy] : 0;
+    int64_t p = 0;
+    while (p < k) {
+      if (p + 4 <= k) {
+        T x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx],
+          x3 = x[(p + 3) * incx];
+        /* finite and nonzero: x - x is 0 only for finite x */
+        if (x0 != 0 && x1 != 0 && x2 != 0 && x3 != 0 && x0 - x0 == 0 && x1 - x1 == 0 &&
+            x2 - x2 == 0 && x3 - x3 == 0) {
+          V v0 = VSET1(x0), v1 = VSET1(x1), v2 = VSET1(x2), v3 = VSET1(x3);
+          const T *r0 = mat + p * ld + j0, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+          int64_t j = 0;
+          for (; j + VL <= jb; j += VL) {
+            V s = VLOADA(buf + j);
+            s = VFMA(v0, VLOADU(r0 + j), s);
+            s = VFMA(v1, VLOADU(r1 + j), s);
+            s = VFMA(v2, VLOADU(r2 + j), s);
+            s = VFMA(v3, VLOADU(r3 + j), s);
+            VSTOREA(buf + j, s);
+          }
+          for (; j < jb; j++)
+            buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+          p += 4;
+          continue;
+        }
+      }
+      T x0 = x[p * incx];
+      const T *r0 = mat + p * ld + j0;
+      if (x0 != 0 && x0 - x0 == 0) {
+        V v0 = VSET1(x0);
+        int64_t j = 0;
+        for (; j + VL <= jb; j += VL)
+          VSTOREA(buf + j, VFMA(v0, VLOADU(r0 + j), VLOADA(buf + j)));
+        for (; j < jb; j++)
+          buf[j] += x0 * r0[j];
+      } else if (x0 != 0) { /* inf or NaN: only the nonzero entries count */
+        for (int64_t j = 0; j < jb; j++)
+          if (r0[j] != 0)
+            buf[j] += x0 * r0[j];
+      }
+      p++;
+    }
+    for (int64_t j = 0; j < jb; j++)
+      y[(j0 + j) * incy] = buf[j];
+  }
+}
+
 /* A large matrix-vector product on the thread pool. The split depends on
  * the sizes only, so the bits do not depend on the thread count:
  *   - y[j] = dot(row j, x) (tmat): slices of rows, each element computed
@@ -303,29 +364,37 @@ typedef struct F(Gv) {
   int64_t nn, k, incx, ld, incy, step;
   const T *x, *mat;
   T *y, *part;
-  int tmat, acc;
+  int tmat, acc, z; /* z: the zero rule (tmat == 0 only), gemv_sum_z */
 } F(Gv);
+
+static TGT void F(gemv_any)(int z, int64_t nn, int64_t k, const T *x, int64_t incx,
+                            const T *mat, int64_t ld, int tmat, T *y, int64_t incy, int acc) {
+  if (z)
+    F(gemv_sum_z)(nn, k, x, incx, mat, ld, y, incy, acc);
+  else
+    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+}
 
 static void F(gv_slice)(void *ctx, int64_t begin, int64_t end) {
   const F(Gv) *g = ctx;
   const T *mat = g->tmat ? g->mat + begin * g->ld : g->mat + begin;
-  F(gemv)(end - begin, g->k, g->x, g->incx, mat, g->ld, g->tmat, g->y + begin * g->incy, g->incy,
-          g->acc);
+  F(gemv_any)(g->z, end - begin, g->k, g->x, g->incx, mat, g->ld, g->tmat,
+              g->y + begin * g->incy, g->incy, g->acc);
 }
 
 static void F(gv_rows)(void *ctx, int64_t begin, int64_t end) {
   const F(Gv) *g = ctx;
-  F(gemv)(g->nn, end - begin, g->x + begin * g->incx, g->incx, g->mat + begin * g->ld, g->ld, 0,
-          g->part + begin / g->step * g->nn, 1, 0);
+  F(gemv_any)(g->z, g->nn, end - begin, g->x + begin * g->incx, g->incx,
+              g->mat + begin * g->ld, g->ld, 0, g->part + begin / g->step * g->nn, 1, 0);
 }
 
 enum { F(GV_WORK) = 1 << 16, F(GV_PARTS) = 32, F(GV_NARROW) = 256, F(GV_JB) = 2048 / sizeof(T) };
 
 static TGT void F(gemv_par)(int64_t nn, int64_t k, const T *x, int64_t incx, const T *mat,
-                            int64_t ld, int tmat, T *y, int64_t incy, int acc) {
-  F(Gv) g = {nn, k, incx, ld, incy, 0, x, mat, y, NULL, tmat, acc};
+                            int64_t ld, int tmat, T *y, int64_t incy, int acc, int z) {
+  F(Gv) g = {nn, k, incx, ld, incy, 0, x, mat, y, NULL, tmat, acc, z};
   if ((double)nn * (double)k < 4.0 * F(GV_WORK)) {
-    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+    F(gemv_any)(z, nn, k, x, incx, mat, ld, tmat, y, incy, acc);
   } else if (tmat) {
     g.step = F(GV_WORK) / k + 1;
     sg_rt_parallel_for(nn, g.step, F(gv_slice), &g);
@@ -347,7 +416,7 @@ static TGT void F(gemv_par)(int64_t nn, int64_t k, const T *x, int64_t incx, con
       y[j * incy] = s;
     }
   } else {
-    F(gemv)(nn, k, x, incx, mat, ld, tmat, y, incy, acc);
+    F(gemv_any)(z, nn, k, x, incx, mat, ld, tmat, y, incy, acc);
   }
 }
 
@@ -478,11 +547,11 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
     return;
   }
   if (m == 1) { /* row vector times matrix */
-    F(gemv_par)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc);
+    F(gemv_par)(n, k, a, ta ? lda : 1, b, ldb, tb, c, 1, acc, 0);
     return;
   }
   if (n == 1) { /* matrix times column vector: C^T = op(B)^T op(A)^T */
-    F(gemv_par)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc);
+    F(gemv_par)(m, k, b, tb ? 1 : ldb, a, lda, !ta, c, ldc, acc, 0);
     return;
   }
   if (!tb && m <= SMALL && n <= SMALL && k <= SMALL && m * n * k <= SMALL) {
@@ -499,6 +568,23 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
     F(blocked)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc, 1);
   else
     F(blocked)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc, 0);
+}
+
+/* sg_rt_gemmz's matrix-vector products that are sums of rows, under the
+ * zero rule and without its scan; returns 0 if done, -1 if not that case. */
+static TGT int F(gemvz)(int ta, int tb, int64_t m, int64_t n, int64_t k, const T *a,
+                        int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int acc) {
+  if (m <= 0 || n <= 0 || k <= 0)
+    return -1;
+  if (m == 1 && !tb) {
+    F(gemv_par)(n, k, a, ta ? lda : 1, b, ldb, 0, c, 1, acc, 1);
+    return 0;
+  }
+  if (n == 1 && ta) {
+    F(gemv_par)(m, k, b, tb ? 1 : ldb, a, lda, 0, c, ldc, acc, 1);
+    return 0;
+  }
+  return -1;
 }
 
 #undef NR

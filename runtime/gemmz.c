@@ -6,10 +6,14 @@
  *
  * When both operands are finite, which one pass over them establishes, the
  * ordinary GEMM is already exact in this sense, and is used. Otherwise a
- * direct loop leaves out every term with a zero factor. */
+ * direct loop leaves out every term with a zero factor. A matrix-vector
+ * product that sums rows of the matrix (the adjoint of x @ w, x^T g) needs
+ * no scan: the kernel tests each row's factor as it goes (gemm_tmpl.h's
+ * gemv_sum_z), so x is read once instead of twice. */
 #include <stdbool.h>
 #include <string.h>
 
+#include "rt_internal.h"
 #include "sgrt.h"
 
 /* One pass over the operand, a row at a time: the inner loop ORs together
@@ -18,7 +22,7 @@
  * reads the 32-bit word that holds the exponent (the high word of a double):
  * baseline x86-64 (SSE2) has no 64-bit lane compare, and with one the loop
  * stayed scalar, at a fifth of the product's time in a batched gradient. */
-#define DEFINE_GEMMZ(T, U, EXP, NAME, GEMM)                                               \
+#define DEFINE_GEMMZ(T, U, EXP, NAME, GEMM, GEMVZ)                                               \
   static bool all_finite_##T(const T *p, int64_t rows, int64_t cols, int64_t ld) {        \
     for (int64_t i = 0; i < rows; i++) {                                                 \
       const T *row = p + i * ld;                                                         \
@@ -36,6 +40,8 @@
   }                                                                                      \
   void NAME(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const T *a,       \
             int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate) {    \
+    if (GEMVZ(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate) == 0)       \
+      return;                                                                            \
     if (all_finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&                      \
         all_finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {                      \
       GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);               \
@@ -54,5 +60,5 @@
       }                                                                                  \
   }
 
-DEFINE_GEMMZ(float, uint32_t, 0x7f800000u, sg_rt_gemmz_f32, sg_rt_gemm_f32)
-DEFINE_GEMMZ(double, uint64_t, 0x7ff00000u, sg_rt_gemmz_f64, sg_rt_gemm_f64)
+DEFINE_GEMMZ(float, uint32_t, 0x7f800000u, sg_rt_gemmz_f32, sg_rt_gemm_f32, sg_rt_gemvz_f32)
+DEFINE_GEMMZ(double, uint64_t, 0x7ff00000u, sg_rt_gemmz_f64, sg_rt_gemm_f64, sg_rt_gemvz_f64)

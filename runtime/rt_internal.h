@@ -37,5 +37,15 @@ int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
 int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const double *a, int64_t lda, const double *b,
                        int64_t ldb, double *c, int64_t ldc, int accumulate);
+/* sg_rt_gemmz for a matrix-vector product that is a sum of rows (m == 1
+ * with B not transposed, n == 1 with A transposed: the adjoint of x @ w),
+ * in one pass without the finiteness scan; returns -1 (and does nothing)
+ * for any other product. */
+int sg_rt_gemvz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                    int accumulate);
+int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double *a,
+                    int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
+                    int accumulate);
 
 #endif

@@ -1,0 +1,571 @@
+/* Row groups: a chain over an [n, k] space with reductions along its rows
+ * -- softmax, log-sum-exp, an EM step's responsibilities -- computed in one
+ * loop over blocks of rows, with the lanes over rows.
+ *
+ * The values of such a chain that get memory (cg_func.c's plan: a value
+ * read twice, a reduction) would each be a loop of its own over [n, k], and
+ * the row max or sum (a loop over k per row, k small) does not vectorize
+ * when k is 8. Here the members -- elementwise values over [n, k],
+ * reductions along axis 1 ([n]), over both axes (a scalar) and along axis 0
+ * ([k]), and values over [n] computed from the row reductions (the log of
+ * a row sum, and sums of such values) -- are computed for ROWS_BLOCK rows
+ * at a time:
+ *
+ *   for each block of rows i0 ..:
+ *     for each pass:                 (a pass ends where a member reads a
+ *       for j < k:                    row reduction of the same pass)
+ *         for i in the block:        <- this loop vectorizes: lanes are rows
+ *           each [n, k] member of the pass at (i, j)
+ *       for i in the block:
+ *         each [n] member of the pass at i
+ *
+ * Within a pass a member's element lives in a register (Slot.reg); a member
+ * read by a later pass is kept in a block scratch (ROWS_BLOCK x ROWS_KMAX on
+ * the stack, laid out j-major so the lanes read it contiguously); a member
+ * read outside the group is also stored to its memory. Row reductions
+ * accumulate in per-block arrays, each row combined over j = 0, 1, .. in
+ * order, exactly as a loop of its own (emit_reduce) does; sums over both
+ * axes keep one accumulator across the group (reassociated like every sum),
+ * column sums one per j and block, added in block order. So results do not
+ * depend on the number of threads (the group runs on the calling thread).
+ *
+ * A block scratch holds at most ROWS_KMAX columns: with a symbolic k the
+ * group is emitted twice behind a test of k, the other copy being the
+ * members' usual loops (B->rows_fallback); with a literal k above it no
+ * group is formed. Members therefore keep their memory unless k is a
+ * literal (then members read only inside the group get none).
+ *
+ * Requires: plan has run (has_buf), no loops or branches in the function.
+ * Keeps: values are computed before they are read, as in program order. */
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* ROWS_KMAX_MEM: the widest k for a group that reads or writes [n, k]
+ * memory: lanes over rows read it with a stride of k (gathers), which
+ * beats a loop of its own per row only for narrow rows (measured: a
+ * softmax cross-entropy over memory, 1M rows, 5% faster at k = 10, 15%
+ * and 40% slower at k = 16 and 32). */
+enum { ROWS_BLOCK = 64, ROWS_KMAX = 32, ROWS_KMAX_MEM = 12, ROWS_MAX_MEMBERS = 32 };
+
+/* Member kinds: over [n, k], computed in a pass's loop over columns and
+ * rows -- ELEM (elementwise), ROWRED (along axis 1, into [n]), FULLRED
+ * (over both axes), COLRED (along axis 0, into [k]); over [n], computed
+ * in the pass's loop over rows after that -- ROWELEM (elementwise),
+ * ROWFULL (a reduction of an [n] value); VIEW (a reshape of a member or
+ * of anything: its operand's bytes). */
+enum { RK_NONE, RK_ELEM, RK_ROWRED, RK_FULLRED, RK_COLRED, RK_ROWELEM, RK_ROWFULL, RK_VIEW };
+
+static bool per_row(int kind) { return kind == RK_ROWELEM || kind == RK_ROWFULL; }
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+/* What role v could play in a row group, and over which [n, k] space. */
+static int kind_of(Body *B, const Inst *v, const Type **space) {
+  Slot *s = cg_slot(B, v);
+  if (v->op == OP_reshape)
+    return s->buf ? RK_NONE : RK_VIEW;
+  if (s->by_products || s->acc_into || v->nregions)
+    return RK_NONE;
+  if (ir_ops[v->op].shape == SH_REDUCE) {
+    const Type *t = &v->args[0]->type;
+    if (t->rank == 1) {
+      *space = t;
+      return RK_ROWFULL;
+    }
+    if (t->rank != 2)
+      return RK_NONE;
+    *space = t;
+    return v->axes == 2u ? RK_ROWRED : v->axes == 3u ? RK_FULLRED : v->axes == 1u ? RK_COLRED : RK_NONE;
+  }
+  if ((ir_ops[v->op].flags & F_ELEM) && (v->type.rank == 2 || v->type.rank == 1)) {
+    *space = &v->type;
+    return v->type.rank == 2 ? RK_ELEM : RK_ROWELEM;
+  }
+  return RK_NONE;
+}
+
+/* Where a value is read, as the walk from a member's element (i, j) down
+ * its operands sees it: `same` -- at (i, j) itself (an [n, k] value of the
+ * space); `rowax` -- the axis indexed by the row i, -1 if the index no
+ * longer carries i (a member of another row would be read: not yet
+ * computed, or computed in another block). */
+typedef struct At {
+  bool same;
+  int rowax;
+  bool rows_loop; /* the reader runs in a pass's loop over rows */
+} At;
+
+/* a is read at `at`; where are its operand `src` read? */
+static At operand_at(const Inst *a, const Inst *src, At at) {
+  At r = {at.same && (ir_ops[a->op].flags & F_ELEM), -1, at.rows_loop};
+  int ax = at.rowax;
+  if (ax < 0)
+    return r;
+  if (ir_ops[a->op].flags & F_ELEM) {
+    r.rowax = ax;
+  } else if (a->op == OP_broadcast) {
+    int s = ax - (a->type.rank - src->type.rank);
+    if (s >= 0 && !ir_dim_is(src->type.dim[s], 1))
+      r.rowax = s;
+  } else if (a->op == OP_transpose) {
+    r.rowax = a->perm[ax];
+  } else if (a->op == OP_reshape && ax == 0 && src->type.rank > 0 &&
+             a->type.dim[0].sym == src->type.dim[0].sym &&
+             a->type.dim[0].size == src->type.dim[0].size) {
+    r.rowax = 0;
+  }
+  return r;
+}
+
+/* Can a member's element (i, j) read `a`, read at `at`, inside the
+ * group's loop? Raises *pass to the first pass in which what it reads is
+ * complete. */
+static bool read_ok(Body *B, const Inst *a, int gid, At at, int *pass) {
+  if (a->op == OP_param)
+    return true;
+  Slot *s = cg_slot(B, a);
+  if (s->rows == gid) {
+    switch (s->rkind) {
+    case RK_ROWRED: /* in memory once its pass's column loop is over */
+    case RK_ROWELEM: /* in memory (or a register) once its pass's row loop is */
+      if (at.rowax != 0)
+        return false;
+      if (*pass < s->rpass + !at.rows_loop) /* a pass's row loop runs after its columns' */
+        *pass = s->rpass + !at.rows_loop;
+      return true;
+    case RK_ELEM:
+      if (!at.same)
+        return false;
+      if (*pass < s->rpass)
+        *pass = s->rpass;
+      return true;
+    case RK_VIEW:
+      return read_ok(B, a->args[0], gid, operand_at(a, a->args[0], at), pass);
+    default: /* a reduction over rows: known only after the group */
+      return false;
+    }
+  }
+  if (s->has_buf) /* computed before the group */
+    return true;
+  for (int k = 0; k < a->nargs; k++)
+    if (!read_ok(B, a->args[k], gid, operand_at(a, a->args[k], at), pass))
+      return false;
+  return true;
+}
+
+/* Does reading `a` at `at` read [n, k] memory at (i, j) (strided)? */
+static bool reads_wide(Body *B, const Inst *a, int gid, At at) {
+  Slot *s = cg_slot(B, a);
+  if (a->op == OP_param || (s->has_buf && s->rows != gid))
+    return at.same && a->type.rank == 2;
+  if (s->rows == gid && s->rkind != RK_VIEW)
+    return false;
+  if (s->rows == gid) /* a view: its operand's bytes */
+    return reads_wide(B, a->args[0], gid, operand_at(a, a->args[0], at));
+  for (int k = 0; k < a->nargs; k++)
+    if (reads_wide(B, a->args[k], gid, operand_at(a, a->args[k], at)))
+      return true;
+  return false;
+}
+
+/* Admit v (of kind `kind`) into group gid if its reads allow it. */
+static bool admit(Body *B, Inst *v, int kind, int gid) {
+  int pass = 0;
+  /* where its operands are read: at (i, j), or (per row) at i */
+  At at = per_row(kind) ? (At){false, 0, true} : (At){true, 0, false};
+  if (kind == RK_ELEM || kind == RK_ROWELEM) {
+    for (int k = 0; k < v->nargs; k++)
+      if (!read_ok(B, v->args[k], gid, at, &pass))
+        return false;
+  } else if (!read_ok(B, v->args[0], gid, at, &pass)) {
+    return false;
+  }
+  Slot *s = cg_slot(B, v);
+  s->rows = gid;
+  s->rkind = kind;
+  s->rpass = pass;
+  return true;
+}
+
+/* Ends group gid (first member head, last real member last, scan stopped
+ * before `stop`): kept if it has a row reduction and another member. */
+static void close_group(Body *B, Inst *head, Inst *last, Inst *stop) {
+  if (!head)
+    return;
+  int gid = head->id, nred = 0, nmem = 0;
+  for (Inst *i = head; i != last->next; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    nred += s->rows == gid && s->rkind == RK_ROWRED;
+    nmem += s->rows == gid && s->rkind != RK_VIEW;
+  }
+  bool keep = nred >= 1 && nmem >= 2;
+  for (Inst *i = head; i != stop; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    if (s->rows != gid)
+      continue;
+    if (keep && i != last->next && i->id <= last->id) {
+      s->rows_last = last;
+      continue;
+    }
+    s->rows = -1;
+  }
+}
+
+/* Which passes read v, and whether anything outside group gid does. */
+static void readers(Body *B, const Inst *v, int gid, PtrVec *users, int *lastpass, bool *esc) {
+  PtrVec *us = &users[v->id];
+  if (v->nuses != (int)us->len) /* a result */
+    *esc = true;
+  for (int k = 0; k < us->len && !*esc; k++) {
+    const Inst *u = us->data[k];
+    Slot *su = cg_slot(B, u);
+    if (su->rows == gid && su->rkind != RK_VIEW) {
+      if (*lastpass < su->rpass)
+        *lastpass = su->rpass;
+    } else if (su->has_buf) {
+      *esc = true;
+    } else {
+      readers(B, u, gid, users, lastpass, esc);
+    }
+  }
+}
+
+/* Is a member of this kind over sp in a group over space? */
+static bool fits(int kind, const Type *sp, const Type *space) {
+  if (!per_row(kind))
+    return ir_shape_eq(sp, space);
+  return sp->rank == 1 && sp->dim[0].sym == space->dim[0].sym &&
+         sp->dim[0].size == space->dim[0].size;
+}
+
+void cg_rows_form(Body *B, int n) {
+  Function *f = B->f;
+  Inst *head = NULL, *last = NULL;
+  const Type *space = NULL;
+  int members = 0;
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    if (!s->has_buf)
+      continue;
+    const Type *sp = NULL;
+    int kind = kind_of(B, i, &sp);
+    if (head && kind == RK_VIEW) { /* tentatively: dropped if no member follows */
+      s->rows = head->id;
+      s->rkind = RK_VIEW;
+      continue;
+    }
+    if (head && kind != RK_NONE && kind != RK_VIEW && members < ROWS_MAX_MEMBERS &&
+        fits(kind, sp, space) && admit(B, i, kind, head->id)) {
+      last = i;
+      members++;
+      continue;
+    }
+    close_group(B, head, last, i);
+    head = NULL;
+    if (kind != RK_ELEM && kind != RK_ROWRED)
+      continue;
+    Dim k = sp->dim[1];
+    if (k.sym < 0 && k.size > ROWS_KMAX)
+      continue; /* (a group reading [n, k] memory is dropped later above ROWS_KMAX_MEM) */
+    if (!admit(B, i, kind, i->id))
+      continue;
+    head = last = i;
+    space = sp;
+    members = 1;
+  }
+  close_group(B, head, last, NULL);
+
+  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
+  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = i->next)
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k]->op != OP_param)
+        vec_push(&users[i->args[k]->id], i);
+  for (Inst *i = f->first; i; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    if (s->rows < 0 || s->rkind != RK_ELEM)
+      continue;
+    int lastpass = -1;
+    bool esc = false;
+    readers(B, i, s->rows, users, &lastpass, &esc);
+    s->rows_escapes = esc;
+    s->rowbuf_ok = !esc && lastpass > s->rpass;
+  }
+  for (int k = 0; k <= n; k++)
+    vec_free(&users[k]);
+  free(users);
+  /* The widest k each group takes; a group over a literal k wider than
+   * that is dropped, and with a literal k what only the group reads needs
+   * no memory (there is no fallback copy). */
+  for (Inst *h = f->first; h; h = h->next) {
+    Slot *hs = cg_slot(B, h);
+    if (hs->rows != h->id)
+      continue;
+    Inst *end = hs->rows_last->next;
+    bool wide = false;
+    for (Inst *i = h; i != end && !wide; i = i->next) {
+      Slot *s = cg_slot(B, i);
+      if (s->rows != h->id || s->rkind == RK_VIEW)
+        continue;
+      wide = s->rkind == RK_ELEM && s->rows_escapes;
+      At at = per_row(s->rkind) ? (At){false, 0, true} : (At){true, 0, false};
+      int nargs = s->rkind == RK_ELEM || s->rkind == RK_ROWELEM ? i->nargs : 1;
+      for (int k = 0; k < nargs && !wide; k++)
+        wide = reads_wide(B, i->args[k], h->id, at);
+    }
+    hs->rows_kmax = wide ? ROWS_KMAX_MEM : ROWS_KMAX;
+    const Type *sp = NULL;
+    kind_of(B, h, &sp);
+    Dim kd = sp->dim[1];
+    bool drop = kd.sym < 0 && kd.size > hs->rows_kmax;
+    for (Inst *i = h; i != end; i = i->next) {
+      Slot *s = cg_slot(B, i);
+      if (s->rows != h->id)
+        continue;
+      if (drop)
+        s->rows = -1;
+      else if (s->rkind == RK_ELEM && !s->rows_escapes && kd.sym < 0)
+        s->internal = true;
+    }
+  }
+}
+
+/* ---- emitting ---- */
+
+LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x) {
+  Cg *g = B->g;
+  LLVMValueRef i, j;
+  if (x->rank == 2) {
+    i = x->i[0];
+    j = x->i[1];
+  } else { /* read through a flat index */
+    LLVMValueRef k = cg_dim(B, v->type.dim[1]);
+    i = LLVMBuildSDiv(g->b, x->lin, k, "");
+    j = LLVMBuildSRem(g->b, x->lin, k, "");
+  }
+  LLVMValueRef at = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, j, i64c(g, ROWS_BLOCK), ""),
+                                    LLVMBuildNSWSub(g->b, i, B->rows_i0, ""), "");
+  return cg_load(B, v->type.dtype, cg_slot(B, v)->rowbuf, at);
+}
+
+static LLVMValueRef array_alloca(Body *B, LLVMTypeRef t, int64_t n) {
+  return cg_entry_alloca(B, LLVMArrayType2(t, (uint64_t)n));
+}
+
+typedef struct Rows {
+  Inst **mem; /* the members, in order (views left out) */
+  LLVMValueRef *acc;
+  int nmem, npass;
+} Rows;
+
+/* The loop over one pass's columns and the block's rows. */
+static void emit_pass(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt, LLVMValueRef k) {
+  Cg *g = B->g;
+  void *lj, *li;
+  LLVMValueRef j = cg_loop_begin(B, k, &lj);
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    if (s->rpass == p && s->rkind == RK_COLRED)
+      LLVMBuildStore(g->b, cg_reduce_init(v->op, cg_elem_type(g, v->type.dtype)), R->acc[m]);
+  }
+  LLVMValueRef il = cg_loop_begin(B, cnt, &li);
+  LLVMValueRef i = LLVMBuildNSWAdd(g->b, i0, il, "row");
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    if (s->rpass != p || per_row(s->rkind))
+      continue;
+    cg_debug_at(g, v);
+    Idx x = {2, {i, j}, NULL};
+    if (s->rkind == RK_ELEM) {
+      LLVMValueRef e = cg_eval_def(B, v, &x);
+      if (s->rowbuf_ok) {
+        LLVMValueRef at = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, j, i64c(g, ROWS_BLOCK), ""), il, "");
+        cg_store(B, v->type.dtype, s->rowbuf, at, e);
+      }
+      if (s->rows_escapes)
+        cg_store(B, v->type.dtype, s->buf, cg_lin(B, &x, &v->type), e);
+      s->reg = e;
+      continue;
+    }
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    LLVMValueRef e = cg_eval(B, v->args[0], &x);
+    LLVMValueRef at = R->acc[m];
+    if (s->rkind == RK_ROWRED)
+      at = LLVMBuildInBoundsGEP2(g->b, t, at, &il, 1, "");
+    LLVMBuildStore(g->b, cg_combine(g, v->op, LLVMBuildLoad2(g->b, t, at, ""), e), at);
+  }
+  for (int m = 0; m < R->nmem; m++)
+    cg_slot(B, R->mem[m])->reg = NULL;
+  cg_loop_end(B, li);
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    if (s->rpass != p || s->rkind != RK_COLRED)
+      continue;
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    LLVMValueRef cur = cg_load(B, v->type.dtype, s->buf, j);
+    cg_store(B, v->type.dtype, s->buf, j, cg_combine(g, v->op, cur, LLVMBuildLoad2(g->b, t, R->acc[m], "")));
+  }
+  cg_loop_end(B, lj);
+}
+
+/* The loop over the block's rows of one pass's per-row members. */
+static void emit_rows_loop(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt) {
+  Cg *g = B->g;
+  bool any = false;
+  for (int m = 0; m < R->nmem; m++) {
+    Slot *s = cg_slot(B, R->mem[m]);
+    any |= s->rpass == p && per_row(s->rkind);
+  }
+  if (!any)
+    return;
+  void *li;
+  LLVMValueRef il = cg_loop_begin(B, cnt, &li);
+  LLVMValueRef i = LLVMBuildNSWAdd(g->b, i0, il, "row");
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    if (s->rpass != p || !per_row(s->rkind))
+      continue;
+    cg_debug_at(g, v);
+    Idx x = {1, {i}, i};
+    if (s->rkind == RK_ROWELEM) {
+      s->reg = cg_eval_def(B, v, &x);
+      cg_store(B, v->type.dtype, s->buf, i, s->reg);
+      continue;
+    }
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    LLVMValueRef e = cg_eval(B, v->args[0], &x);
+    LLVMBuildStore(g->b, cg_combine(g, v->op, LLVMBuildLoad2(g->b, t, R->acc[m], ""), e), R->acc[m]);
+  }
+  for (int m = 0; m < R->nmem; m++)
+    cg_slot(B, R->mem[m])->reg = NULL;
+  cg_loop_end(B, li);
+}
+
+static void emit_blocks(Body *B, Rows *R, const Type *space) {
+  Cg *g = B->g;
+  LLVMValueRef n = cg_dim(B, space->dim[0]), k = cg_dim(B, space->dim[1]);
+  void *L;
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    R->acc[m] = NULL;
+    if (s->rkind == RK_ELEM && s->rowbuf_ok)
+      s->rowbuf = array_alloca(B, cg_mem_type(g, v->type.dtype), (int64_t)ROWS_BLOCK * ROWS_KMAX);
+    else if (s->rkind == RK_ROWRED)
+      R->acc[m] = array_alloca(B, t, ROWS_BLOCK);
+    else if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL) {
+      R->acc[m] = cg_entry_alloca(B, t);
+      LLVMBuildStore(g->b, cg_reduce_init(v->op, t), R->acc[m]);
+    } else if (s->rkind == RK_COLRED) {
+      R->acc[m] = cg_entry_alloca(B, t);
+      LLVMValueRef j = cg_loop_begin(B, k, &L);
+      cg_store(B, v->type.dtype, s->buf, j, cg_reduce_init(v->op, t));
+      cg_loop_end(B, L);
+    }
+  }
+  LLVMValueRef nblocks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, i64c(g, ROWS_BLOCK - 1), ""),
+                                       i64c(g, ROWS_BLOCK), "blocks");
+  LLVMValueRef b = cg_loop_begin(B, nblocks, &L);
+  LLVMValueRef i0 = LLVMBuildNSWMul(g->b, b, i64c(g, ROWS_BLOCK), "i0");
+  LLVMValueRef left = LLVMBuildNSWSub(g->b, n, i0, "");
+  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSGT, left, i64c(g, ROWS_BLOCK), "");
+  LLVMValueRef cnt = LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, "rows");
+  B->rows_i0 = i0;
+  for (int p = 0; p < R->npass; p++) {
+    void *li;
+    for (int m = 0; m < R->nmem; m++) {
+      Inst *v = R->mem[m];
+      Slot *s = cg_slot(B, v);
+      if (s->rpass != p || s->rkind != RK_ROWRED)
+        continue;
+      LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+      LLVMValueRef il = cg_loop_begin(B, cnt, &li);
+      LLVMBuildStore(g->b, cg_reduce_init(v->op, t), LLVMBuildInBoundsGEP2(g->b, t, R->acc[m], &il, 1, ""));
+      cg_loop_end(B, li);
+    }
+    emit_pass(B, R, p, i0, cnt, k);
+    for (int m = 0; m < R->nmem; m++) {
+      Inst *v = R->mem[m];
+      Slot *s = cg_slot(B, v);
+      if (s->rpass != p || s->rkind != RK_ROWRED)
+        continue;
+      LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+      LLVMValueRef il = cg_loop_begin(B, cnt, &li);
+      LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, R->acc[m], &il, 1, ""), "");
+      cg_store(B, v->type.dtype, s->buf, LLVMBuildNSWAdd(g->b, i0, il, ""), x);
+      cg_loop_end(B, li);
+    }
+    emit_rows_loop(B, R, p, i0, cnt);
+  }
+  cg_loop_end(B, L);
+  B->rows_i0 = NULL;
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    s->rowbuf = NULL;
+    if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL)
+      cg_store(B, v->type.dtype, s->buf, i64c(g, 0),
+               LLVMBuildLoad2(g->b, cg_elem_type(g, v->type.dtype), R->acc[m], ""));
+  }
+}
+
+void cg_rows_emit(Body *B, Inst *head) {
+  Cg *g = B->g;
+  int gid = head->id;
+  Inst *end = cg_slot(B, head)->rows_last->next;
+  const Type *space = NULL;
+  kind_of(B, head, &space);
+  Rows R = {0};
+  R.mem = xmalloc(sizeof(Inst *) * ROWS_MAX_MEMBERS);
+  R.acc = xmalloc(sizeof(LLVMValueRef) * ROWS_MAX_MEMBERS);
+  for (Inst *i = head; i != end; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    if (s->rows != gid)
+      continue;
+    if (s->rkind == RK_VIEW) { /* the same bytes as its operand */
+      if (!s->buf)
+        s->buf = cg_slot(B, i->args[0])->buf;
+      continue;
+    }
+    R.mem[R.nmem++] = i;
+    if (R.npass < s->rpass + 1)
+      R.npass = s->rpass + 1;
+  }
+  LLVMValueRef k = cg_dim(B, space->dim[1]);
+  if (LLVMIsAConstantInt(k)) {
+    emit_blocks(B, &R, space);
+  } else {
+    /* test, the group, the members' own loops, join: in layout order, a
+     * single-entry single-exit run of blocks (cg_split.c) */
+    LLVMValueRef small =
+        LLVMBuildICmp(g->b, LLVMIntSLE, k, i64c(g, cg_slot(B, head)->rows_kmax), "narrow");
+    LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows");
+    LLVMPositionBuilderAtEnd(g->b, rows);
+    emit_blocks(B, &R, space);
+    LLVMBasicBlockRef rows_end = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_each");
+    LLVMPositionBuilderAtEnd(g->b, each);
+    B->rows_fallback = true;
+    for (int m = 0; m < R.nmem; m++)
+      cg_emit_one(B, R.mem[m]);
+    B->rows_fallback = false;
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_joined");
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, rows_end);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, test);
+    LLVMBuildCondBr(g->b, small, rows, each);
+    LLVMPositionBuilderAtEnd(g->b, join);
+  }
+  for (int m = 0; m < R.nmem; m++)
+    cg_slot(B, R.mem[m])->computed = true;
+  free(R.mem);
+  free(R.acc);
+}

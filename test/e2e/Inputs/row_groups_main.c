@@ -1,0 +1,196 @@
+/* Driver for row_groups.test: argv gives k and n. Each function of
+ * row_groups.sg against a direct C computation (value), its gradient
+ * against central differences of the compiled function or, for the M-step
+ * (stop_gradient on r), the hand-derived sum_i r_ij (mu_j - x_i); and the
+ * gradients must be the same bits on 1 and 2 threads. k above 32 takes the
+ * members' own loops (cg_rows.c's fallback), n not a multiple of 64 a
+ * partial last block. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "rows.h"
+#include "sgtest.h"
+
+static int64_t K, N;
+static sg_tensor z, y, mu, mu5, x, out, outn;
+
+static double xent_ref(void) {
+  const double *Z = z.data, *Y = y.data;
+  double l = 0;
+  for (int64_t i = 0; i < N; i++) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < K; j++)
+      m = fmax(m, Z[i * K + j]);
+    for (int64_t j = 0; j < K; j++)
+      s += exp(Z[i * K + j] - m);
+    for (int64_t j = 0; j < K; j++)
+      l += Y[i * K + j] * (log(s) - (Z[i * K + j] - m));
+  }
+  return l;
+}
+
+/* The M-step's value and hand gradient for k components at means m. */
+static double mstep_ref(const double *m, int64_t k, double *grad) {
+  const double *X = x.data;
+  double l = 0, *r = calloc((size_t)k, sizeof(double));
+  for (int64_t j = 0; j < k; j++)
+    grad[j] = 0;
+  for (int64_t i = 0; i < N; i++) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t j = 0; j < k; j++)
+      mx = fmax(mx, -0.5 * (X[i] - m[j]) * (X[i] - m[j]));
+    for (int64_t j = 0; j < k; j++)
+      s += r[j] = exp(-0.5 * (X[i] - m[j]) * (X[i] - m[j]) - mx);
+    for (int64_t j = 0; j < k; j++) {
+      l += r[j] / s * 0.5 * (X[i] - m[j]) * (X[i] - m[j]);
+      grad[j] += r[j] / s * (m[j] - X[i]);
+    }
+  }
+  free(r);
+  return l;
+}
+
+static double xent_loss(void) {
+  CHECK_EQ_INT(xent(&z, &y, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static double lse_ref(void) {
+  const double *Z = z.data;
+  double l = 0;
+  for (int64_t i = 0; i < N; i++) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < K; j++)
+      m = fmax(m, Z[i * K + j]);
+    for (int64_t j = 0; j < K; j++)
+      s += exp(Z[i * K + j] - m);
+    l += log(s) + m;
+  }
+  return l;
+}
+
+static double lse_loss(void) {
+  CHECK_EQ_INT(lse(&z, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static sg_tensor cot; /* rowmin's cotangent */
+static double rowmin_loss(void) {
+  CHECK_EQ_INT(rowmin(&z, &outn), SG_OK);
+  double l = 0;
+  for (int64_t i = 0; i < N; i++)
+    l += sgt_get(&cot, i) * sgt_get(&outn, i);
+  return l;
+}
+
+/* Same bits on 1 and 2 threads: a[] (from 1 thread) against b. */
+static void check_same_bits(const sg_tensor *a, const sg_tensor *b, const char *what) {
+  if (memcmp(a->data, b->data, (size_t)sgt_numel(a) * sizeof(double))) {
+    printf("FAIL %s:%d: %s differs between 1 and 2 threads\n", __FILE__, __LINE__, what);
+    sgt_failures++;
+  } else {
+    printf("ok: %s has the same bits on 1 and 2 threads\n", what);
+  }
+}
+
+int main(int argc, char **argv) {
+  K = sgt_arg(argc, argv, 1, 3), N = sgt_arg(argc, argv, 2, 200);
+  z = SGT_TENSOR(SG_F64, N, K), y = SGT_TENSOR(SG_F64, N, K);
+  mu = SGT_TENSOR(SG_F64, K), mu5 = SGT_TENSOR(SG_F64, 5), x = SGT_TENSOR(SG_F64, N);
+  out = sgt_scalar(SG_F64), outn = SGT_TENSOR(SG_F64, N), cot = SGT_TENSOR(SG_F64, N);
+  sgt_fill(&z, -3, 3);
+  sgt_fill(&y, 0, 1);
+  sgt_fill(&mu, -2, 2);
+  sgt_fill(&mu5, -2, 2);
+  sgt_fill(&x, -3, 3);
+  sgt_fill(&cot, -1, 1);
+
+  /* xent: value, d_z against central differences, thread bits */
+  sg_tensor d_z = SGT_TENSOR(SG_F64, N, K), d_z2 = SGT_TENSOR(SG_F64, N, K);
+  CHECK_CLOSE(xent_loss(), xent_ref(), 1e-12);
+  sg_set_num_threads(1);
+  CHECK_EQ_INT(xent_grad(&z, &y, &out, &d_z), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), xent_ref(), 1e-12);
+  sg_set_num_threads(2);
+  CHECK_EQ_INT(xent_grad(&z, &y, &out, &d_z2), SG_OK);
+  check_same_bits(&d_z, &d_z2, "xent d_z");
+  /* (central differences only at small sizes: two calls per element) */
+  bool small = N * K <= 8192;
+  double *fd = calloc((size_t)(N * K), sizeof(double));
+  if (small) {
+    sgt_fd(xent_loss, &z, fd);
+    CHECK_GRAD(&d_z, fd, 1e-6);
+  }
+
+  /* lse: value, d_z against central differences */
+  CHECK_CLOSE(lse_loss(), lse_ref(), 1e-12);
+  CHECK_EQ_INT(lse_grad(&z, &out, &d_z), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), lse_ref(), 1e-12);
+  if (small) {
+    sgt_fd(lse_loss, &z, fd);
+    CHECK_GRAD_VS(&d_z, fd, "finite differences (lse)", 1e-6);
+  }
+
+  /* mstep, symbolic and literal k: value and the M-step gradient */
+  double *hand = calloc((size_t)(K > 5 ? K : 5), sizeof(double));
+  sg_tensor d_mu = SGT_TENSOR(SG_F64, K), d_mu2 = SGT_TENSOR(SG_F64, K);
+  sg_set_num_threads(1);
+  double want = mstep_ref(mu.data, K, hand);
+  CHECK_EQ_INT(mstep(&mu, &x, &out), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  CHECK_EQ_INT(mstep_grad(&mu, &x, &out, &d_mu), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  CHECK_GRAD_VS(&d_mu, hand, "M-step formula", 1e-10);
+  sg_set_num_threads(2);
+  CHECK_EQ_INT(mstep_grad(&mu, &x, &out, &d_mu2), SG_OK);
+  check_same_bits(&d_mu, &d_mu2, "mstep d_mu");
+  sg_set_num_threads(1);
+  sg_tensor d_mu5 = SGT_TENSOR(SG_F64, 5);
+  want = mstep_ref(mu5.data, 5, hand);
+  CHECK_EQ_INT(mstep5_grad(&mu5, &x, &out, &d_mu5), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  CHECK_GRAD_VS(&d_mu5, hand, "M-step formula (k = 5)", 1e-10);
+
+  /* rowmin: value by rows, its VJP against central differences */
+  CHECK_EQ_INT(rowmin(&z, &outn), SG_OK);
+  for (int64_t i = 0; i < N; i++) {
+    double mn = INFINITY, s = 0;
+    for (int64_t j = 0; j < K; j++) {
+      double v = sgt_get(&z, i * K + j), q = v * v + v;
+      mn = fmin(mn, q);
+      s += q;
+    }
+    CHECK_CLOSE(sgt_get(&outn, i), mn + s, 1e-12);
+  }
+  sg_tensor d_zr = SGT_TENSOR(SG_F64, N, K);
+  CHECK_EQ_INT(rowmin_vjp(&z, &cot, &outn, &d_zr), SG_OK);
+  if (small) {
+    sgt_fd(rowmin_loss, &z, fd);
+    CHECK_GRAD(&d_zr, fd, 1e-6);
+  }
+
+  /* cross: sum_ij q_ij - k * sum_i m_i (every row's max, read reversed) */
+  sg_tensor rev = SGT_TENSOR(SG_I32, N);
+  for (int64_t i = 0; i < N; i++)
+    ((int32_t *)rev.data)[i] = (int32_t)(N - 1 - i);
+  double cw = 0;
+  for (int64_t i = 0; i < N; i++) {
+    double m = -INFINITY;
+    for (int64_t j = 0; j < K; j++) {
+      double v = sgt_get(&z, i * K + j);
+      m = fmax(m, v * v);
+      cw += v * v;
+    }
+    cw -= (double)K * m;
+  }
+  CHECK_EQ_INT(cross(&z, &rev, &out), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), cw, 1e-12);
+  free(rev.data);
+
+  free(fd);
+  free(hand);
+  sg_tensor *all[] = {&z, &y, &mu, &mu5, &x, &out, &outn, &cot, &d_z, &d_z2, &d_mu, &d_mu2, &d_mu5, &d_zr};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    free(all[i]->data);
+  return sgt_finish();
+}
