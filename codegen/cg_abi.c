@@ -2,10 +2,12 @@
  *
  *   int f(const sg_tensor *p1, ..., sg_tensor *out, sg_tensor *d_p1, ...)
  *
- * It hands a constant description of its signature (an sg_rt_sig, laid out
- * as in runtime/sgrt.h) and its arguments to sg_rt_check, which checks every
- * descriptor and binds the symbolic sizes, so nothing is written unless all
- * of them are right; then it calls the body (cg_func.c) with the data
+ * It checks every descriptor and binds the symbolic sizes, so nothing is
+ * written unless all of them are right: inline code specialized to the
+ * signature (cg_argcheck.c) for the common case, and when that doubts, a
+ * constant description of the signature (an sg_rt_sig, laid out as in
+ * runtime/sgrt.h) handed with the arguments to sg_rt_check, which decides
+ * and writes the message; then it calls the body (cg_func.c) with the data
  * pointers, which may be marked noalias because the check ruled overlaps
  * out. The IR function's parameters are the C inputs, its results the C
  * outputs, for f, f_grad and f_vjp alike. */
@@ -201,11 +203,21 @@ void cg_export(Cg *g, Function *f) {
   cg_debug_func(g, fn, f);
 
   LLVMValueRef argv = LLVMBuildArrayAlloca(g->b, g->ptr, LLVMConstInt(g->i32, (unsigned)(nargs ? nargs : 1), 0), "argv");
+  LLVMValueRef symv = LLVMBuildArrayAlloca(g->b, g->i64, LLVMConstInt(g->i32, (unsigned)(nsyms ? nsyms : 1), 0), "syms");
+  /* The inline checks (cg_argcheck.c) run first; sg_rt_check only when
+   * they doubt, to decide again and write the message. */
+  LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, fn, "check_table");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, fn, "bad");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
+  if (cg_argcheck_fast(g, f, fn, syms, nsyms, symv, full))
+    LLVMBuildBr(g->b, run);
+  else
+    LLVMBuildBr(g->b, full);
+  LLVMPositionBuilderAtEnd(g->b, full);
   for (int k = 0; k < nargs; k++) {
     LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)k, 0);
     LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)k), LLVMBuildInBoundsGEP2(g->b, g->ptr, argv, &idx, 1, ""));
   }
-  LLVMValueRef symv = LLVMBuildArrayAlloca(g->b, g->i64, LLVMConstInt(g->i32, (unsigned)(nsyms ? nsyms : 1), 0), "syms");
   LLVMTypeRef cps[3] = {g->ptr, g->ptr, g->ptr};
   LLVMTypeRef check_ty = LLVMFunctionType(g->i32, cps, 3, 0);
   LLVMValueRef check = LLVMGetNamedFunction(g->mod, "sg_rt_check");
@@ -213,8 +225,6 @@ void cg_export(Cg *g, Function *f) {
     check = LLVMAddFunction(g->mod, "sg_rt_check", check_ty);
   LLVMValueRef cargs[3] = {signature(g, f, syms, nsyms), argv, symv};
   LLVMValueRef rc = LLVMBuildCall2(g->b, check_ty, check, cargs, 3, "rc");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, fn, "bad");
-  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""), bad, run);
   LLVMPositionBuilderAtEnd(g->b, bad);
   LLVMBuildRet(g->b, rc);

@@ -213,6 +213,11 @@ static LLVMValueRef slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMV
   return s;
 }
 
+LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
+                            LLVMValueRef len) {
+  return slice_start(B, at, raw, size, len);
+}
+
 static LLVMValueRef scalar_of(Body *B, const Inst *v) {
   Idx z = {0, {0}, i64c(B->g, 0)};
   return cg_eval(B, v, &z);
@@ -316,6 +321,7 @@ LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem) {
 typedef struct Scatter {
   const Inst *v;
   LLVMValueRef out;
+  bool sub; /* subtract instead of add (v[idx] -= e in place) */
 } Scatter;
 
 /* out[position of g's element p] += g[p] */
@@ -344,7 +350,9 @@ static void scatter_one(Body *B, Idx *p, void *ctx) {
   LLVMValueRef e = cg_eval(B, src, p);
   LLVMValueRef lin = cg_lin(B, &o, t);
   LLVMValueRef cur = cg_load(B, t->dtype, sc->out, lin);
-  LLVMValueRef sum = ir_is_float(t->dtype) ? LLVMBuildFAdd(g->b, cur, e, "") : LLVMBuildAdd(g->b, cur, e, "");
+  LLVMValueRef sum = ir_is_float(t->dtype)
+                         ? (sc->sub ? LLVMBuildFSub(g->b, cur, e, "") : LLVMBuildFAdd(g->b, cur, e, ""))
+                         : (sc->sub ? LLVMBuildSub(g->b, cur, e, "") : LLVMBuildAdd(g->b, cur, e, ""));
   cg_store(B, t->dtype, sc->out, lin, sum);
 }
 
@@ -355,7 +363,12 @@ void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out) {
   LLVMTypeRef et = cg_elem_type(g, v->type.dtype);
   cg_store(B, v->type.dtype, out, i, ir_is_float(v->type.dtype) ? LLVMConstReal(et, 0) : LLVMConstNull(et));
   cg_loop_end(B, loop);
-  Scatter sc = {v, out};
+  cg_scatter_into(B, v, out, false);
+}
+
+void cg_scatter_into(Body *B, const Inst *v, LLVMValueRef out, bool sub) {
+  Cg *g = B->g;
+  Scatter sc = {v, out, sub};
   Idx p = {0, {0}, NULL};
   if (v->args[0]->type.rank == 0)
     p.lin = i64c(g, 0);

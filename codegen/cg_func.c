@@ -205,8 +205,9 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
 
 static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
   Slot *s = slot(B, v);
-  if (s->reg)
-    return s->reg;
+  if (s->reg) /* a loop index is the body's register: a parallel loop's
+               * function reads it from its context */
+    return cg_outer(B, s->reg);
   if (s->rowbuf)
     return cg_rows_load(B, v, x);
   if (s->scalar)
@@ -631,6 +632,7 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulat
 /* ---- for cg_data.c ---- */
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t) { return lin_of(B, x, t); }
@@ -671,7 +673,7 @@ static bool addressable(Body *B, const Inst *v) {
 }
 
 /* Users that read their operand from memory force it to have some. */
-static void plan(Body *B) {
+static void plan(Body *B, int n) {
   Function *f = B->f;
   ir_count_uses(f);
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
@@ -760,6 +762,7 @@ static void plan(Body *B) {
     i->aux = NULL;
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
+  cg_inplace_plan(B, n);
 }
 
 /* ---- loop groups ----
@@ -775,7 +778,7 @@ static void plan(Body *B) {
  * is only known after the loop). */
 
 static bool flat_member(Body *B, const Inst *i, const Type **space) {
-  if (slot(B, i)->by_products)
+  if (slot(B, i)->by_products || slot(B, i)->inplace_of)
     return false;
   if (ir_ops[i->op].shape == SH_REDUCE) {
     if (i->type.rank != 0 || !flat_ok(B, i->args[0]))
@@ -1122,7 +1125,6 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
   return eval(B, v, &x);
 }
 
-LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) { return reduce_init(op, t); }
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) { return combine(g, op, acc, x); }
 static void emit_one(Body *B, Inst *i);
@@ -1204,7 +1206,7 @@ static void emit_one(Body *B, Inst *i) {
     sum->computed = true;
     return;
   }
-  if (s->by_products)
+  if (s->by_products || cg_inplace_emit(B, i))
     return;
   if (ir_ops[i->op].shape == SH_MATMUL)
     emit_matmul(B, i, s->buf, false);
@@ -1267,7 +1269,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
 
   for (int k = 0; k < f->nparams; k++)
     B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1};
-  plan(&B);
+  plan(&B, n);
   if (!B.has_regions)
     cg_rows_form(&B, n);
   form_groups(&B, n);
@@ -1309,7 +1311,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       continue;
     }
     if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || i->op == OP_proj || s->internal ||
-        s->acc_into)
+        s->acc_into || s->inplace_of)
       continue;
     offset[i->id] = total;
     LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));

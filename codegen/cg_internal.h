@@ -37,6 +37,8 @@ typedef struct Slot {
   LLVMValueRef reg;    /* while its group's loop is emitted: this element */
   Inst *acc_into;      /* a matmul whose product goes into this sum's memory */
   bool by_products;    /* an add of two matmuls: they compute it */
+  Inst *inplace_of;    /* an indexed assignment updating this old value's
+                          memory in place (cg_inplace.c) */
   LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
                           read the register (a load inside a loop that also
                           stores is reloaded every iteration, as LLVM cannot
@@ -115,6 +117,10 @@ void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
 
+/* ---- cg_inplace.c ---- */
+void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
+bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
+
 /* The helpers cg_region.c uses. */
 Slot *cg_slot(Body *B, const Inst *v);
 LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
@@ -147,6 +153,7 @@ typedef struct Idx {
   LLVMValueRef lin;
 } Idx;
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
+LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x); /* computed, not loaded */
 LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
 LLVMValueRef cg_numel(Body *B, const Type *t);
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
@@ -160,7 +167,6 @@ LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
 void cg_loop_end(Body *B, void *loop);
 
 /* The helpers cg_rows.c uses. */
-LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x);  /* v's element, by its definition */
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
@@ -180,8 +186,15 @@ LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
 /* A slice along the leading axis as a pointer into its operand's memory
  * (mem, found by the caller), its start checked once. */
 LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem);
+/* The start of a slice of len positions from raw i32 start `raw` of an axis
+ * of `size`, checked as slice and unslice check it (SG_ERR_INDEX at `at`). */
+LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
+                            LLVMValueRef len);
 /* scatter_add and scatter_along into out (zeroed first). */
 void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
+/* scatter_add or scatter_along v's operand added to (sub: subtracted from)
+ * out as it is, element by element in order (an update in place). */
+void cg_scatter_into(Body *B, const Inst *v, LLVMValueRef out, bool sub);
 /* Branch to the function's failure exit when `bad` holds, after calling
  * the runtime's `rt` (which sets the message; its arguments follow the
  * function name and "file.sg:LINE" of `at`). */
@@ -252,6 +265,11 @@ void cg_par_fail_report(Body *B, Par *p);
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);
+/* cg_argcheck.c: the argument checks of f's entry fn as inline code, filling
+ * symv; branches to `slow` (sg_rt_check) on any doubt and continues in the
+ * builder's block when all hold. false: not done (too many arguments). */
+bool cg_argcheck_fast(Cg *g, Function *f, LLVMValueRef fn, const int *syms, int nsyms,
+                      LLVMValueRef symv, LLVMBasicBlockRef slow);
 /* The symbols f's signature mentions, in order of first appearance. */
 int cg_func_syms(Module *m, Function *f, int *out);
 

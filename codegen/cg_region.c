@@ -118,8 +118,8 @@ void cg_region_plan(Body *B, Inst *op) {
 static bool can_compute_into(Body *B, Inst *y, Region *body, RegionCg *R) {
   Slot *s = cg_slot(B, y);
   if (y->parent != body || !s->has_buf || s->buf || s->internal || s->acc_into ||
-      s->by_products || s->view || y->nregions || y->op == OP_reshape || y->op == OP_proj ||
-      y->op == OP_arg)
+      s->by_products || s->view || s->inplace_of || y->nregions || y->op == OP_reshape ||
+      y->op == OP_proj || y->op == OP_arg)
     return false;
   for (int k = 0; k < R->n; k++)
     if (R->inplace[k] == y)
@@ -127,10 +127,33 @@ static bool can_compute_into(Body *B, Inst *y, Region *body, RegionCg *R) {
   return true;
 }
 
+/* A yield that updates its own block argument in place (cg_inplace.c)
+ * keeps the state in one buffer, like a value that does not change; not
+ * in a loop AD reverses, whose tape or checkpoints record the state
+ * entering each iteration, nor anywhere else (the update is then computed
+ * as a whole). */
+static void inplace_state(Body *B, Inst *op, RegionCg *R) {
+  for (int r = 0; r < op->nregions; r++) {
+    Region *reg = &op->regions[r];
+    for (int k = 0; k < reg->nyields; k++) {
+      Slot *s = cg_slot(B, reg->yields[k]);
+      if (!s->inplace_of || s->inplace_of->op != OP_arg)
+        continue;
+      bool keep = (op->op == OP_for || op->op == OP_while) && reg == body_of(op) && !R->taped &&
+                  !R->ckpt && k < R->n && s->inplace_of == param_of(op, reg, k);
+      if (keep)
+        R->fixed[k] = true;
+      else
+        s->inplace_of = NULL;
+    }
+  }
+}
+
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
   Cg *g = B->g;
   RegionCg *R = B->rg[op->id];
   int nb = op->op == OP_if ? R->n : 2 * R->n;
+  inplace_state(B, op, R);
   if (op->op != OP_if) {
     Region *body = body_of(op);
     for (int k = 0; k < R->n; k++)

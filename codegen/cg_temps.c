@@ -208,6 +208,9 @@ static int lifetimes(Body *B, int n, Temp **out) {
    * one without (fused, a view) wherever its own readers run. */
   for (Inst *i = f->last; i; i = i->prev) {
     Slot *s = slot_of(B, i);
+    /* an update in place (cg_inplace.c) lives in its old value's memory */
+    if (s->inplace_of && last[s->inplace_of->id] < last[i->id])
+      last[s->inplace_of->id] = last[i->id];
     bool own_loop = s->has_buf && i->op != OP_reshape && !s->view;
     int when = own_loop ? start[i->id] : last[i->id];
     /* A row group's members read anywhere from its first to its last. */
@@ -223,7 +226,8 @@ static int lifetimes(Body *B, int n, Temp **out) {
   Temp *t = xmalloc(sizeof(Temp) * (size_t)(n + 1));
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || s->internal || s->acc_into)
+    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || s->internal || s->acc_into ||
+        s->inplace_of)
       continue;
     s->temp = i->id;
     int st = start[i->id], en = last[i->id] < st ? st : last[i->id];

@@ -1,0 +1,278 @@
+/* Indexed assignment in place (spec section 6; docs/language.md 2.8).
+ *
+ * The front end lowers `v[i] = e`, `v[a:b] += e`, `v[i, j] -= e` to whole
+ * values: select(m != 0, u, v) or v + u / v - u, where u is e placed back
+ * with nested unslices (zeros elsewhere) and m the same placement of ones;
+ * `v[idx] += e` and `-=` to v + s / v - s, s a scatter-add of e.
+ * Computed as written, each assignment writes a fresh copy of the whole
+ * array, so a loop assigning one element per iteration is quadratic.
+ *
+ * When the old value v is dead after the update -- nothing reads it later,
+ * in the forward code or in the gradient (the AD pass has already put the
+ * adjoint's reads into this same function) -- the update shares v's memory
+ * and writes only the box the unslices select (or adds e where idx says,
+ * in order, repeated positions accumulating): every position outside it
+ * equals v's by construction. Reading v at a position and writing it there
+ * in the same iteration is safe; reading v anywhere else is not, so every
+ * other reader of v must come earlier in the same block and have memory of
+ * its own (a slice of v read by e is given some, as it is small), v may be
+ * neither a function result nor yielded (both are read at the end), and the
+ * update must not be a function result (results live in the caller's
+ * buffers).
+ *
+ * Loop state: a loop body whose yield for a carried value is such an
+ * update of that value's own block argument keeps the value in one buffer
+ * and updates it in place (cg_region.c treats it like a value that does not
+ * change), unless AD reverses the loop: the tape or the checkpoints then
+ * record the state entering each iteration, which stays a copy.
+ *
+ * Requires: plan has set has_buf (cg_func.c), before form_groups. Keeps:
+ * Slot.inplace_of set only on updates whose old value qualifies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* The box of an unslice chain: per axis, the unslice placing along it
+ * (NULL: the whole axis); returns the innermost value (the update's data). */
+static const Inst *chain(const Inst *u, const Inst *at[IR_MAX_RANK]) {
+  for (int a = 0; a < IR_MAX_RANK; a++)
+    at[a] = NULL;
+  while (u->op == OP_unslice) {
+    int k = __builtin_ctz(u->axes);
+    if (at[k])
+      return NULL;
+    at[k] = u;
+    u = u->args[0];
+  }
+  return u;
+}
+
+static bool same_box(const Inst *a[IR_MAX_RANK], const Inst *b[IR_MAX_RANK]) {
+  for (int k = 0; k < IR_MAX_RANK; k++) {
+    if (!a[k] != !b[k])
+      return false;
+    if (a[k] && (a[k]->args[1] != b[k]->args[1] || !ir_type_eq(&a[k]->args[0]->type, &b[k]->args[0]->type)))
+      return false;
+  }
+  return true;
+}
+
+static bool is_zero(const Inst *z) {
+  while (z->op == OP_broadcast)
+    z = z->args[0];
+  return z->op == OP_const && z->num == 0;
+}
+
+/* v[idx] += e, -= e: add(v, S), add(S, v) or sub(v, S) with S a
+ * scatter_add read by nothing else; S's operand position, or -1. */
+static int scattered(const Inst *i) {
+  for (int k = 1; k >= 0; k--) {
+    const Inst *s = i->args[k];
+    if (s->op == OP_scatter_add && s->nuses == 1 && s->parent == i->parent &&
+        (k == 1 || i->op == OP_add) && i->args[1 - k] != s)
+      return k;
+  }
+  return -1;
+}
+
+/* The old value i updates, or NULL: select(ne(M, 0), U, v), add(v, U),
+ * add(U, v) or sub(v, U), U and M unslice chains over one box. */
+static Inst *old_value(Inst *i) {
+  const Inst *ub[IR_MAX_RANK], *mb[IR_MAX_RANK];
+  if (i->op == OP_select) {
+    Inst *c = i->args[0];
+    if (c->op != OP_ne || !is_zero(c->args[1]) || i->args[1]->op != OP_unslice ||
+        c->args[0]->op != OP_unslice)
+      return NULL;
+    if (!chain(i->args[1], ub) || !chain(c->args[0], mb) || !same_box(ub, mb))
+      return NULL;
+    return i->args[2];
+  }
+  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0)
+    return i->args[1 - scattered(i)];
+  if (i->op == OP_add || i->op == OP_sub) {
+    int k = i->args[1]->op == OP_unslice ? 1 : i->op == OP_add && i->args[0]->op == OP_unslice ? 0 : -1;
+    if (k < 0 || !chain(i->args[k], ub))
+      return NULL;
+    return i->args[1 - k];
+  }
+  return NULL;
+}
+
+static bool is_result(const Function *f, const Inst *v) {
+  for (int k = 0; k < f->nresults; k++)
+    if (f->results[k] == v)
+      return true;
+  return false;
+}
+
+/* Can v's memory be handed to i? (other readers checked separately; v
+ * may be an earlier update, which gets memory if it is done in place) */
+static bool owns_memory(Body *B, const Inst *v, const Inst *i, bool *upd) {
+  if (v->op == OP_param) /* the caller's, and immutable */
+    return false;
+  Slot *s = cg_slot(B, v);
+  if (v->parent != i->parent || !(s->has_buf || (v->op != OP_arg && upd[v->id])) ||
+      s->acc_into || s->by_products || v->op == OP_reshape || v->op == OP_proj || v->nregions)
+    return false;
+  if (v->op == OP_arg) { /* loop state: i must be its yield, once */
+    Region *r = i->parent;
+    if (!r)
+      return false;
+    int hits = 0, at = -1;
+    for (int k = 0; k < r->nyields; k++)
+      if (r->yields[k] == i)
+        hits++, at = k;
+    int p = r->nparams - r->nyields + at; /* for: after the index; while: the same */
+    return hits == 1 && p >= 0 && p < r->nparams && r->params[p] == v;
+  }
+  return true;
+}
+
+/* An unslice chain read only by the update: computed inside its box. */
+static void unfuse_chain(Body *B, Function *f, Inst *u, const Inst *i) {
+  for (; u->op == OP_unslice && u->nuses == 1 && u->parent == i->parent && !is_result(f, u);
+       u = u->args[0])
+    cg_slot(B, u)->has_buf = false;
+}
+
+void cg_inplace_plan(Body *B, int n) {
+  Function *f = B->f;
+  size_t bytes = sizeof(Inst *) * (size_t)(n + 1);
+  Inst **cand = xmalloc(bytes); /* by the old value's id: its update */
+  Inst **old = xmalloc(bytes);  /* by the update's id: its old value */
+  bool *upd = xmalloc(sizeof(bool) * (size_t)(n + 1));
+  memset(cand, 0, bytes);
+  memset(old, 0, bytes);
+  memset(upd, 0, sizeof(bool) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+    Inst *v = old_value(i);
+    if (v && !ir_is_float(v->type.dtype) && v->type.dtype != DT_I32)
+      v = NULL;
+    if (v && !is_result(f, i) && !is_result(f, v) && owns_memory(B, v, i, upd) && !cand[v->id]) {
+      cand[v->id] = i;
+      old[i->id] = v;
+      upd[i->id] = true;
+    }
+  }
+  /* every other reader of v: earlier in the block, with memory of its own */
+  for (Inst *u = f->first; u; u = ir_walk_next(u))
+    for (int k = 0; k < u->nargs; k++) {
+      Inst *v = u->args[k];
+      if (v->op == OP_param || !cand[v->id])
+        continue;
+      Inst *i = cand[v->id];
+      if (u == i) {
+        for (int j = 0; j < u->nargs; j++)
+          if (j != k && u->args[j] == v)
+            cand[v->id] = NULL;
+        continue;
+      }
+      bool ok = u->parent == i->parent && u->id < i->id && !u->nregions && u->op != OP_reshape &&
+                u->op != OP_proj && u->op != OP_transpose && u->op != OP_broadcast;
+      if (ok && !cg_slot(B, u)->has_buf)
+        ok = u->op == OP_slice || u->op == OP_gather; /* small: give it memory */
+      if (!ok)
+        cand[v->id] = NULL;
+    }
+  /* a yield is read at the end of its block, after any update */
+  for (Inst *u = f->first; u; u = ir_walk_next(u))
+    for (int r = 0; r < u->nregions; r++)
+      for (int k = 0; k < u->regions[r].nyields; k++) {
+        Inst *y = u->regions[r].yields[k];
+        if (y->op != OP_param && cand[y->id])
+          cand[y->id] = NULL;
+      }
+  /* in program order, so that an earlier update in a chain is settled: an
+   * old value without memory of its own must be an update done in place */
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
+    Inst *v = old[i->id];
+    upd[i->id] = false;
+    if (!v || cand[v->id] != i)
+      continue;
+    if (!cg_slot(B, v)->has_buf && !(v->op != OP_arg && upd[v->id]))
+      continue;
+    if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0 &&
+        is_result(f, i->args[scattered(i)]))
+      continue;
+    upd[i->id] = true;
+    cg_slot(B, i)->inplace_of = v;
+    cg_slot(B, i)->has_buf = true;
+    /* the placed update and its mask are read inside the box only: no
+     * memory (an unslice would otherwise fill a whole array) */
+    if (scattered(i) >= 0) {
+      cg_slot(B, i->args[scattered(i)])->has_buf = false; /* added where it lands */
+    } else if (i->op == OP_select) {
+      unfuse_chain(B, f, i->args[1], i);
+      if (i->args[0]->nuses == 1 && !is_result(f, i->args[0])) {
+        cg_slot(B, i->args[0])->has_buf = false;
+        unfuse_chain(B, f, i->args[0]->args[0], i);
+      }
+    } else {
+      unfuse_chain(B, f, i->args[i->args[1]->op == OP_unslice ? 1 : 0], i);
+    }
+  }
+  /* the readers that stay: computed before the update, in memory */
+  for (Inst *u = f->first; u; u = ir_walk_next(u))
+    for (int k = 0; k < u->nargs; k++) {
+      Inst *v = u->args[k];
+      if (v->op != OP_param && cand[v->id] && upd[cand[v->id]->id] && cand[v->id] != u)
+        cg_slot(B, u)->has_buf = true;
+    }
+  free(cand);
+  free(old);
+  free(upd);
+}
+
+typedef struct Box {
+  LLVMValueRef lo[IR_MAX_RANK], len[IR_MAX_RANK];
+} Box;
+
+static void box_loop(Body *B, const Inst *i, LLVMValueRef buf, const Box *bx, int a, Idx *x) {
+  const Type *t = &i->type;
+  if (a == t->rank) {
+    x->rank = t->rank;
+    x->lin = cg_lin(B, x, t);
+    LLVMValueRef val = cg_eval_def(B, i, x);
+    cg_store(B, t->dtype, buf, x->lin, val);
+    return;
+  }
+  void *L;
+  LLVMValueRef j = cg_loop_begin(B, bx->len[a], &L);
+  x->i[a] = LLVMBuildNSWAdd(B->g->b, bx->lo[a], j, "inplace_pos");
+  box_loop(B, i, buf, bx, a + 1, x);
+  cg_loop_end(B, L);
+}
+
+bool cg_inplace_emit(Body *B, Inst *i) {
+  Slot *s = cg_slot(B, i);
+  if (!s->inplace_of)
+    return false;
+  Slot *vs = cg_slot(B, s->inplace_of);
+  s->buf = vs->buf;
+  s->computed = true;
+  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0) {
+    cg_scatter_into(B, i->args[scattered(i)], s->buf, i->op == OP_sub);
+    return true;
+  }
+  const Inst *at[IR_MAX_RANK];
+  chain(i->op == OP_select ? i->args[1] : i->args[i->args[1]->op == OP_unslice ? 1 : 0], at);
+  Box bx;
+  for (int a = 0; a < i->type.rank; a++) {
+    LLVMValueRef size = cg_dim(B, i->type.dim[a]);
+    if (!at[a]) {
+      bx.lo[a] = LLVMConstInt(B->g->i64, 0, 0);
+      bx.len[a] = size;
+      continue;
+    }
+    /* the start, checked as the unslice itself would check it, before a
+     * single byte is written */
+    LLVMValueRef len = cg_dim(B, at[a]->args[0]->type.dim[a]);
+    bx.lo[a] = cg_slice_start(B, at[a], cg_eval_scalar(B, at[a]->args[1]), size, len);
+    bx.len[a] = len;
+  }
+  Idx x = {0, {0}, NULL};
+  box_loop(B, i, s->buf, &bx, 0, &x);
+  return true;
+}
