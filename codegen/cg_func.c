@@ -257,6 +257,17 @@ static bool nest_short(Body *B, Dim d) {
   return cg_par_short(B) && (d.sym >= 0 || d.size < SHORT_TRIP);
 }
 
+/* The same for a loop over axes [from, to) of t at once. */
+static bool span_short(Body *B, const Type *t, int from, int to) {
+  int64_t n = 1;
+  for (int k = from; k < to; k++) {
+    if (t->dim[k].sym >= 0)
+      return cg_par_short(B);
+    n *= t->dim[k].size;
+  }
+  return cg_par_short(B) && n < SHORT_TRIP;
+}
+
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
                       void *ctx) {
   if (from == to) {
@@ -425,6 +436,7 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
     LLVMValueRef block = numel(B, &src->type, s->from, src->type.rank);
     Loop L;
     LLVMValueRef j = loop_open(B, block, &L);
+    L.short_trip = span_short(B, &src->type, s->from, src->type.rank);
     Idx y = {-1, {0}, add64(g, mul64(g, olin, block), j)};
     LLVMValueRef e = eval(B, src, &y);
     LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
@@ -468,6 +480,7 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   Cg *g = B->g;
   Loop L;
   LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
+  L.short_trip = span_short(B, &v->type, 0, v->type.rank);
   store_elem(B, v->type.dtype, out, i, reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
   loop_close(B, &L);
   loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
@@ -1124,6 +1137,7 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
     Loop L;
     cg_alias_begin(B);
     LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
+    L.short_trip = span_short(B, &v->type, 0, v->type.rank);
     Idx y = {v->type.rank <= 1 ? v->type.rank : -1, {i}, i};
     store_elem(B, v->type.dtype, dst, i, eval(B, v, &y));
     loop_close(B, &L);
