@@ -259,11 +259,13 @@ static bool nest_short(Body *B, Dim d) {
 
 /* The same for a loop over axes [from, to) of t at once. */
 static bool span_short(Body *B, const Type *t, int from, int to) {
-  int64_t n = 1;
+  int64_t n = 1; /* the element count, capped at SHORT_TRIP: literal sizes
+                  * may be 2^32 each, and their product overflow */
   for (int k = from; k < to; k++) {
     if (t->dim[k].sym >= 0)
       return cg_par_short(B);
-    n *= t->dim[k].size;
+    int64_t s = t->dim[k].size;
+    n = s == 0 ? 0 : n == 0 ? 0 : n >= SHORT_TRIP || s >= SHORT_TRIP ? SHORT_TRIP : n * s;
   }
   return cg_par_short(B) && n < SHORT_TRIP;
 }
