@@ -41,7 +41,7 @@ static double ref_dead(const sg_tensor *w, const sg_tensor *x, bool live) {
 }
 
 static double ref_rows(const sg_tensor *w, const sg_tensor *x) {
-  double m[64][64], s = 0;
+  double m[64][64] = {{0}}, s = 0; /* all set below; zeroed for gcc -O1 -fsanitize (maybe-uninitialized) */
   for (int64_t r = 0; r < n; r++)
     for (int64_t c = 0; c < n; c++) {
       m[r][c] = 0;
