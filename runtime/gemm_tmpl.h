@@ -218,6 +218,26 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
   return r;
 }
 
+/* buf[0..jb) += x0 r0 + x1 r1 + x2 r2 + x3 r3, r0 the first of four rows
+ * ld apart (buf aligned): the four-row step of gemv and gemv_sum_z, in one
+ * order so that both give the same bits. */
+static inline TGT void F(add_rows4)(T *buf, int64_t jb, const T *r0, int64_t ld, T x0, T x1,
+                                    T x2, T x3) {
+  V v0 = VSET1(x0), v1 = VSET1(x1), v2 = VSET1(x2), v3 = VSET1(x3);
+  const T *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+  int64_t j = 0;
+  for (; j + VL <= jb; j += VL) {
+    V s = VLOADA(buf + j);
+    s = VFMA(v0, VLOADU(r0 + j), s);
+    s = VFMA(v1, VLOADU(r1 + j), s);
+    s = VFMA(v2, VLOADU(r2 + j), s);
+    s = VFMA(v3, VLOADU(r3 + j), s);
+    VSTOREA(buf + j, s);
+  }
+  for (; j < jb; j++)
+    buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+}
+
 /* One vector times a matrix, without packing:
  *   y[j*incy] = (acc ? y[j*incy] : 0) + sum_p x[p*incx] * M(p, j),  j < nn,
  * where M(p, j) = mat[p*ld + j] (tmat == 0) or mat[j*ld + p] (tmat != 0).
@@ -238,22 +258,8 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
         buf[j] = acc ? y[(j0 + j) * incy] : 0;
       int64_t p = 0;
       for (; p + 4 <= k; p += 4) {
-        T x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx],
-          x3 = x[(p + 3) * incx];
-        V v0 = VSET1(x0), v1 = VSET1(x1), v2 = VSET1(x2), v3 = VSET1(x3);
-        const T *r0 = mat + p * ld + j0, *r1 = r0 + ld, *r2 = r1 + ld,
-                *r3 = r2 + ld;
-        int64_t j = 0;
-        for (; j + VL <= jb; j += VL) {
-          V s = VLOADA(buf + j);
-          s = VFMA(v0, VLOADU(r0 + j), s);
-          s = VFMA(v1, VLOADU(r1 + j), s);
-          s = VFMA(v2, VLOADU(r2 + j), s);
-          s = VFMA(v3, VLOADU(r3 + j), s);
-          VSTOREA(buf + j, s);
-        }
-        for (; j < jb; j++)
-          buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+        F(add_rows4)(buf, jb, mat + p * ld + j0, ld, x[p * incx], x[(p + 1) * incx],
+                     x[(p + 2) * incx], x[(p + 3) * incx]);
       }
       for (; p < k; p++) {
         T x0 = x[p * incx];
@@ -313,19 +319,7 @@ static TGT void F(gemv_sum_z)(int64_t nn, int64_t k, const T *x, int64_t incx, c
         /* finite and nonzero: x - x is 0 only for finite x */
         if (x0 != 0 && x1 != 0 && x2 != 0 && x3 != 0 && x0 - x0 == 0 && x1 - x1 == 0 &&
             x2 - x2 == 0 && x3 - x3 == 0) {
-          V v0 = VSET1(x0), v1 = VSET1(x1), v2 = VSET1(x2), v3 = VSET1(x3);
-          const T *r0 = mat + p * ld + j0, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
-          int64_t j = 0;
-          for (; j + VL <= jb; j += VL) {
-            V s = VLOADA(buf + j);
-            s = VFMA(v0, VLOADU(r0 + j), s);
-            s = VFMA(v1, VLOADU(r1 + j), s);
-            s = VFMA(v2, VLOADU(r2 + j), s);
-            s = VFMA(v3, VLOADU(r3 + j), s);
-            VSTOREA(buf + j, s);
-          }
-          for (; j < jb; j++)
-            buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+          F(add_rows4)(buf, jb, mat + p * ld + j0, ld, x0, x1, x2, x3);
           p += 4;
           continue;
         }
