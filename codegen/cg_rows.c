@@ -446,6 +446,30 @@ static void emit_rows_loop(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRe
   cg_loop_end(B, li);
 }
 
+/* The accumulators of pass p's row reductions, one per row of the block:
+ * set to the reduction's start before the pass, or (done) stored to the
+ * reductions' memory after it. */
+static void row_accumulators(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt,
+                             bool done) {
+  Cg *g = B->g;
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    if (s->rpass != p || s->rkind != RK_ROWRED)
+      continue;
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    void *li;
+    LLVMValueRef il = cg_loop_begin(B, cnt, &li);
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, t, R->acc[m], &il, 1, "");
+    if (done)
+      cg_store(B, v->type.dtype, s->buf, LLVMBuildNSWAdd(g->b, i0, il, ""),
+               LLVMBuildLoad2(g->b, t, at, ""));
+    else
+      LLVMBuildStore(g->b, cg_reduce_init(v->op, t), at);
+    cg_loop_end(B, li);
+  }
+}
+
 static void emit_blocks(Body *B, Rows *R, const Type *space) {
   Cg *g = B->g;
   LLVMValueRef n = cg_dim(B, space->dim[0]), k = cg_dim(B, space->dim[1]);
@@ -478,29 +502,9 @@ static void emit_blocks(Body *B, Rows *R, const Type *space) {
   LLVMValueRef cnt = LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, "rows");
   B->rows_i0 = i0;
   for (int p = 0; p < R->npass; p++) {
-    void *li;
-    for (int m = 0; m < R->nmem; m++) {
-      Inst *v = R->mem[m];
-      Slot *s = cg_slot(B, v);
-      if (s->rpass != p || s->rkind != RK_ROWRED)
-        continue;
-      LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-      LLVMValueRef il = cg_loop_begin(B, cnt, &li);
-      LLVMBuildStore(g->b, cg_reduce_init(v->op, t), LLVMBuildInBoundsGEP2(g->b, t, R->acc[m], &il, 1, ""));
-      cg_loop_end(B, li);
-    }
+    row_accumulators(B, R, p, i0, cnt, false);
     emit_pass(B, R, p, i0, cnt, k);
-    for (int m = 0; m < R->nmem; m++) {
-      Inst *v = R->mem[m];
-      Slot *s = cg_slot(B, v);
-      if (s->rpass != p || s->rkind != RK_ROWRED)
-        continue;
-      LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-      LLVMValueRef il = cg_loop_begin(B, cnt, &li);
-      LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, R->acc[m], &il, 1, ""), "");
-      cg_store(B, v->type.dtype, s->buf, LLVMBuildNSWAdd(g->b, i0, il, ""), x);
-      cg_loop_end(B, li);
-    }
+    row_accumulators(B, R, p, i0, cnt, true);
     emit_rows_loop(B, R, p, i0, cnt);
   }
   cg_loop_end(B, L);
