@@ -602,12 +602,21 @@ static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
   return true;
 }
 
-static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+/* The operand of a reduction along an optional axis, f(x, axis=K): one
+ * value, not bool (BAD after saying why). */
+static Val reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
   static const char *const kws[] = {"axis", NULL};
   if (!check_arity(c, call, bi->name, 1, 1, kws))
     return BAD;
   Val x = value_arg(c, nth_positional(call, 0)->value);
-  if (!x.v || !not_bool(c, x, call->loc))
+  if (x.v && !not_bool(c, x, call->loc))
+    return BAD;
+  return x;
+}
+
+static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+  Val x = reduce_operand(c, call, bi);
+  if (!x.v)
     return BAD;
   if (bi->kind == B_MEAN && !need_float(c, x, call->loc, "'mean'"))
     return BAD;
@@ -1059,11 +1068,8 @@ static bool type_arg(Ctx *c, Expr *e, const char *fname, Type *t) {
 
 /* argmax/argmin (x, axis=K): without an axis, of x flattened. */
 static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
-  static const char *const kws[] = {"axis", NULL};
-  if (!check_arity(c, call, bi->name, 1, 1, kws))
-    return BAD;
-  Val x = value_arg(c, nth_positional(call, 0)->value);
-  if (!x.v || !not_bool(c, x, call->loc))
+  Val x = reduce_operand(c, call, bi);
+  if (!x.v)
     return BAD;
   int rank = x.v->type.rank, k;
   if (!axis_arg(c, call, rank, &k))
