@@ -221,6 +221,27 @@ static TGT inline double hsum256_pd(__m256d v) {
 #define VZERO() _mm512_setzero_ps()
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VHSUM(v) _mm512_reduce_add_ps(v)
+/* out[q] = _mm512_reduce_add_ps(s[q]) for q < 16, bit for bit: the same
+ * halving tree (lane i + lane i+8, then i + i+4, i + i+2, i + i+1), each
+ * stage adding two rows' halves in one instruction. After the last stage
+ * lane L holds row (0,2,1,3, 8,10,9,11, 4,6,5,7, 12,14,13,15)[L]; that
+ * permutation is its own inverse. */
+static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
+  __m512 u[8], t[4], w[2];
+  for (int r = 0; r < 8; r++)
+    u[r] = _mm512_add_ps(_mm512_shuffle_f32x4(s[r], s[r + 8], 0x44),
+                         _mm512_shuffle_f32x4(s[r], s[r + 8], 0xEE));
+  for (int r = 0; r < 4; r++)
+    t[r] = _mm512_add_ps(_mm512_shuffle_f32x4(u[r], u[r + 4], 0x88),
+                         _mm512_shuffle_f32x4(u[r], u[r + 4], 0xDD));
+  for (int r = 0; r < 2; r++)
+    w[r] = _mm512_add_ps(_mm512_shuffle_ps(t[r], t[r + 2], 0x44),
+                         _mm512_shuffle_ps(t[r], t[r + 2], 0xEE));
+  __m512 f = _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
+  __m512i idx = _mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15);
+  _mm512_store_ps(out, _mm512_permutexvar_ps(idx, f));
+}
+#define VHSUM_ROWS(s, out) hsum16_rows_ps(s, out)
 #define T float
 #define V __m512
 #define VL 16
@@ -228,6 +249,7 @@ static TGT inline double hsum256_pd(__m256d v) {
 #define NC 480
 #define SFX f32_avx512
 #include "gemm_tmpl.h"
+#undef VHSUM_ROWS
 #undef T
 #undef V
 #undef VL
@@ -390,4 +412,44 @@ int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, c
   default:
     return gemvz_f64_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
   }
+}
+
+/* A row block of a fused matrix-vector pair (gemm_tmpl.h's gemv_rows and
+ * gemv_acc; codegen/cg_gemvpair.c calls them once per block of rows). */
+#if SG_X86
+#define GEMV_PAIR_DISPATCH(T, SUF, CALL)                                                         \
+  switch (sg_rt_gemm_isa()) {                                                                    \
+  case SG_RT_ISA_AVX512:                                                                         \
+    CALL(T##_avx512);                                                                            \
+    break;                                                                                       \
+  case SG_RT_ISA_AVX2:                                                                           \
+    CALL(T##_avx2);                                                                              \
+    break;                                                                                       \
+  default:                                                                                       \
+    CALL(T##_generic);                                                                           \
+  }
+#else
+#define GEMV_PAIR_DISPATCH(T, SUF, CALL) CALL(T##_generic);
+#endif
+#define ROWS_CALL(S) gemv_rows_##S(rows, d, mat, ld, v, out)
+#define ACC_CALL(S) gemv_acc_##S(rows, d, g, mat, ld, acc, z)
+
+void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
+                         float *out) {
+  GEMV_PAIR_DISPATCH(f32, f32, ROWS_CALL)
+}
+
+void sg_rt_gemv_rows_f64(int64_t rows, int64_t d, const double *mat, int64_t ld,
+                         const double *v, double *out) {
+  GEMV_PAIR_DISPATCH(f64, f64, ROWS_CALL)
+}
+
+void sg_rt_gemv_acc_f32(int64_t rows, int64_t d, const float *g, const float *mat, int64_t ld,
+                        float *acc, int z) {
+  GEMV_PAIR_DISPATCH(f32, f32, ACC_CALL)
+}
+
+void sg_rt_gemv_acc_f64(int64_t rows, int64_t d, const double *g, const double *mat, int64_t ld,
+                        double *acc, int z) {
+  GEMV_PAIR_DISPATCH(f64, f64, ACC_CALL)
 }

@@ -200,7 +200,9 @@ static TGT void F(macro)(int64_t mc, int64_t nc, int64_t kc, const T *pa,
   }
 }
 
-static TGT T F(dot)(int64_t len, const T *x, const T *y) {
+/* The vector part of dot: lanes of partial sums; *pend: where the scalar
+ * tail starts. */
+static inline TGT V F(dot_vec)(int64_t len, const T *x, const T *y, int64_t *pend) {
   V s0 = VZERO(), s1 = VZERO(), s2 = VZERO(), s3 = VZERO();
   int64_t p = 0;
   for (; p + 4 * VL <= len; p += 4 * VL) {
@@ -211,12 +213,41 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
   }
   for (; p + VL <= len; p += VL)
     s0 = VFMA(VLOADU(x + p), VLOADU(y + p), s0);
-  V s = (s0 + s1) + (s2 + s3);
-  T r = VHSUM(s);
+  *pend = p;
+  return (s0 + s1) + (s2 + s3);
+}
+
+static TGT T F(dot)(int64_t len, const T *x, const T *y) {
+  int64_t p;
+  T r = VHSUM(F(dot_vec)(len, x, y, &p));
   for (; p < len; p++)
     r += x[p] * y[p];
   return r;
 }
+
+#ifdef VHSUM_ROWS
+/* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
+ * VL partial vectors in one transposing pass (VHSUM_ROWS, the same tree of
+ * additions as VHSUM, so each result has dot's bits) instead of VL
+ * separate reductions -- most of the time of a short row (x @ w with
+ * 16 columns) went into its reduction. */
+static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T *y, T *out) {
+  V s[VL];
+  int64_t p = 0;
+#pragma GCC unroll 16
+  for (int q = 0; q < VL; q++)
+    s[q] = F(dot_vec)(len, x + q * ld, y, &p);
+  VHSUM_ROWS(s, out);
+  if (p < len)
+    for (int q = 0; q < VL; q++) {
+      const T *xq = x + q * ld;
+      T r = out[q];
+      for (int64_t pp = p; pp < len; pp++)
+        r += xq[pp] * y[pp];
+      out[q] = r;
+    }
+}
+#endif
 
 /* buf[0..jb) += x0 r0 + x1 r1 + x2 r2 + x3 r3, r0 the first of four rows
  * ld apart (buf aligned): the four-row step of gemv and gemv_sum_z, in one
@@ -287,7 +318,18 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
           xb[p] = xp[p * incx];
         xp = xb;
       }
-      for (int64_t j = 0; j < nn; j++) {
+      int64_t j = 0;
+#ifdef VHSUM_ROWS
+      for (; j + VL <= nn; j += VL) {
+        _Alignas(64) T r[VL];
+        F(dot_rows)(pb, mat + j * ld + p0, ld, xp, r);
+        for (int q = 0; q < VL; q++) {
+          T *yj = y + (j + q) * incy;
+          *yj = (p0 == 0 && !acc) ? r[q] : *yj + r[q];
+        }
+      }
+#endif
+      for (; j < nn; j++) {
         T s = F(dot)(pb, mat + j * ld + p0, xp);
         T *yj = y + j * incy;
         *yj = (p0 == 0 && !acc) ? s : *yj + s;
@@ -579,6 +621,22 @@ static TGT int F(gemvz)(int ta, int tb, int64_t m, int64_t n, int64_t k, const T
     return 0;
   }
   return -1;
+}
+
+/* The two halves of a row block of a fused matrix-vector pair
+ * (codegen/cg_gemvpair.c): the forward product of rows [0, rows) of mat
+ * with v, each element exactly as gemv computes it unsplit, and the
+ * adjoint's sum of those rows weighted by g added into acc[0..d), under
+ * the zero rule when z (gemv_sum_z) -- four rows at a time, so that blocks
+ * of a multiple of four rows give the unsplit sum's bits. */
+static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, const T *v,
+                             T *out) {
+  F(gemv)(rows, d, v, 1, mat, ld, 1, out, 1, 0);
+}
+
+static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, int64_t ld,
+                            T *acc, int z) {
+  F(gemv_any)(z, d, rows, g, 1, mat, ld, 0, acc, 1, 1);
 }
 
 #undef NR

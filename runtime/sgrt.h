@@ -157,4 +157,17 @@ void sg_rt_gemmz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                      const double *a, int64_t lda, const double *b, int64_t ldb,
                      double *c, int64_t ldc, int accumulate);
 
+/* One block of rows of a matrix-vector product and its adjoint, fused
+ * (codegen/cg_gemvpair.c): out[i] = sum_j mat[i*ld + j] v[j] for i < rows,
+ * exactly as sg_rt_gemm computes x @ v; and acc[j] += sum_i g[i] mat[i*ld + j]
+ * for j < d, leaving out terms whose g[i] is 0 when z (sg_rt_gemmz's rule). */
+void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
+                         float *out);
+void sg_rt_gemv_rows_f64(int64_t rows, int64_t d, const double *mat, int64_t ld,
+                         const double *v, double *out);
+void sg_rt_gemv_acc_f32(int64_t rows, int64_t d, const float *g, const float *mat, int64_t ld,
+                        float *acc, int z);
+void sg_rt_gemv_acc_f64(int64_t rows, int64_t d, const double *g, const double *mat, int64_t ld,
+                        double *acc, int z);
+
 #endif

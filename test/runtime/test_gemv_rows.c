@@ -1,0 +1,103 @@
+/* test_gemv_rows.c: x @ v with a matrix x of many short rows (the forward
+ * product of x @ w), whose dot products are reduced VL rows at a time on
+ * AVX-512 (gemm_tmpl.h's dot_rows). Each row's result must have exactly
+ * the bits of the one-row dot the last, leftover row of the product takes:
+ * a 17-row product whose row 16 is a copy of row r gives out[16] == out[r]
+ * bit for bit, for every r < 16 and every row length from 1 to 80 (vector
+ * parts, scalar tails, both), in f32 and f64, with inf and NaN in some
+ * rows. And sg_rt_gemv_rows / sg_rt_gemv_acc (the row blocks of a fused
+ * pair, codegen/cg_gemvpair.c) give sg_rt_gemm's and sg_rt_gemmz's bits.
+ * Run by gemv_rows.test. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtcheck.h"
+#include "sg_runtime.h"
+#include "sgrt.h"
+
+static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
+
+#define ROWS_CASE(T, GEMM, SUF)                                                                  \
+  static void rows_case_##SUF(int64_t d, int specials) {                                         \
+    T x[17 * 80], v[80], out[17];                                                                \
+    for (int64_t j = 0; j < d; j++)                                                              \
+      v[j] = (T)rnd();                                                                           \
+    for (int64_t i = 0; i < 16 * d; i++)                                                         \
+      x[i] = (T)rnd();                                                                           \
+    if (specials) {                                                                              \
+      x[3 * d] = INFINITY;                                                                       \
+      x[5 * d + d / 2] = NAN;                                                                    \
+      x[7 * d] = INFINITY, x[7 * d + d - 1] = -INFINITY;                                         \
+    }                                                                                            \
+    for (int r = 0; r < 16; r++) {                                                               \
+      memcpy(x + 16 * d, x + r * d, sizeof(T) * (size_t)d);                                      \
+      GEMM(0, 0, 17, 1, d, x, d, v, 1, out, 1, 0);                                               \
+      CHECK(memcmp(&out[16], &out[r], sizeof(T)) == 0 || (isnan(out[16]) && isnan(out[r])),     \
+            #T " d=%lld row %d: %.9g (16 rows at once) != %.9g (alone)", (long long)d, r,       \
+            (double)out[r], (double)out[16]);                                                    \
+    }                                                                                            \
+  }
+
+ROWS_CASE(float, sg_rt_gemm_f32, f32)
+ROWS_CASE(double, sg_rt_gemm_f64, f64)
+
+/* A block of rows through the pair's entry points against the products. */
+#define PAIR_CASE(T, SUF)                                                                        \
+  static void pair_case_##SUF(int64_t rows, int64_t d) {                                         \
+    T *x = malloc(sizeof(T) * (size_t)(rows * d)), *v = malloc(sizeof(T) * (size_t)d);           \
+    T *z1 = malloc(sizeof(T) * (size_t)rows), *z2 = malloc(sizeof(T) * (size_t)rows);            \
+    T *g = malloc(sizeof(T) * (size_t)rows);                                                     \
+    T *a1 = malloc(sizeof(T) * (size_t)d), *a2 = malloc(sizeof(T) * (size_t)d);                  \
+    for (int64_t j = 0; j < d; j++)                                                              \
+      v[j] = (T)rnd();                                                                           \
+    for (int64_t i = 0; i < rows * d; i++)                                                       \
+      x[i] = (T)rnd();                                                                           \
+    for (int64_t i = 0; i < rows; i++)                                                           \
+      g[i] = i % 5 == 2 ? 0 : (T)rnd();                                                          \
+    if (rows > 2)                                                                                \
+      x[2 * d] = NAN; /* g[2] == 0: the zero rule leaves the row out */                          \
+    sg_rt_gemm_##SUF(0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                                    \
+    sg_rt_gemv_rows_##SUF(rows, d, x, d, v, z2);                                                 \
+    /* (one row: sg_rt_gemm takes its row-vector path, another order) */                      \
+    for (int64_t i = 0; i < rows; i++)                                                           \
+      CHECK(rows == 1 ? fabs((double)z1[i] - (double)z2[i]) <= 1e-5 * (1 + fabs((double)z1[i]))  \
+                      : memcmp(&z1[i], &z2[i], sizeof(T)) == 0,                                  \
+            #T " rows=%lld d=%lld: gemv_rows[%lld] %.9g != %.9g", (long long)rows, (long long)d,  \
+            (long long)i, (double)z2[i], (double)z1[i]);                                         \
+    sg_rt_gemmz_##SUF(1, 0, d, 1, rows, x, d, g, 1, a1, 1, 0);                                   \
+    memset(a2, 0, sizeof(T) * (size_t)d);                                                        \
+    sg_rt_gemv_acc_##SUF(rows, d, g, x, d, a2, 1);                                               \
+    /* (d == 1: sg_rt_gemmz takes x as the row factors, so rows group otherwise) */            \
+    for (int64_t j = 0; j < d; j++)                                                              \
+      CHECK(d == 1 ? fabs((double)a1[j] - (double)a2[j]) <= 1e-4 * (1 + fabs((double)a1[j]))     \
+                   : memcmp(&a1[j], &a2[j], sizeof(T)) == 0,                                     \
+            #T " rows=%lld d=%lld: gemv_acc[%lld] %.9g != %.9g", (long long)rows, (long long)d,   \
+            (long long)j, (double)a2[j], (double)a1[j]);                                         \
+    for (int64_t j = 0; j < d; j++)                                                              \
+      CHECK(!isnan(a2[j]), #T " rows=%lld d=%lld: NaN in d_v[%lld] (zero rule)",                \
+            (long long)rows, (long long)d, (long long)j);                                        \
+    free(x), free(v), free(z1), free(z2), free(g), free(a1), free(a2);                           \
+  }
+
+PAIR_CASE(float, f32)
+PAIR_CASE(double, f64)
+
+int main(void) {
+  for (int64_t d = 1; d <= 80; d++)
+    for (int sp = 0; sp < 2; sp++) {
+      rows_case_f32(d, sp);
+      rows_case_f64(d, sp);
+    }
+  int64_t rows[] = {1, 3, 4, 17, 256, 1000};
+  int64_t ds[] = {1, 7, 16, 33, 600};
+  for (int a = 0; a < 6; a++)
+    for (int b = 0; b < 5; b++) {
+      pair_case_f32(rows[a], ds[b]);
+      pair_case_f64(rows[a], ds[b]);
+    }
+  printf("PASSED: %d checks, %d failures\n", nchecks, nfails);
+  return nfails != 0;
+}
