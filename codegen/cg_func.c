@@ -794,6 +794,8 @@ static bool flat_member(Body *B, const Inst *i, const Type **space) {
   return true;
 }
 
+bool cg_flat_member(Body *B, const Inst *i, const Type **space) { return flat_member(B, i, space); }
+
 /* Does v (computed in the current iteration) read a reduction of group g? */
 static bool reads_group_reduction(Body *B, const Inst *v, int g) {
   for (int k = 0; k < v->nargs; k++) {
@@ -923,8 +925,11 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   Cg *g = B->g;
   int gid = gr->first->id;
   const Type *space = gr->space;
+  CgPair *pair = cg_pair_of(B, gr->first);
   Par par;
-  if (on)
+  if (on && pair)
+    cg_par_begin_chunks(B, n, cg_pair_max_chunks(B, pair), &par);
+  else if (on)
     cg_par_begin(B, n, &par);
   int nred = 0;
   for (Inst *i = gr->first; i != gr->end; i = i->next)
@@ -943,10 +948,25 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       r++;
     }
   }
-  Loop L;
+  Loop L, blocks;
+  LLVMValueRef iv, i0 = NULL, rows = NULL, chunk = NULL;
+  if (pair) { /* blocks of rows: the forward product, the members, the adjoint */
+    LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
+    chunk = on ? cg_par_chunk_index(B, &par) : NULL;
+    cg_pair_chunk_begin(B, pair, chunk);
+    LLVMValueRef rb = cg_pair_block_rows(B, pair), len = LLVMBuildNSWSub(g->b, hi, lo, "");
+    LLVMValueRef nb = LLVMBuildSDiv(g->b, add64(g, len, LLVMBuildNSWSub(g->b, rb, i64c(g, 1), "")), rb, "");
+    i0 = add64(g, lo, mul64(g, loop_open(B, nb, &blocks), rb));
+    LLVMValueRef left = LLVMBuildNSWSub(g->b, hi, i0, "");
+    rows = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, left, rb, ""), left, rb, "");
+    cg_pair_forward(B, pair, i0, rows);
+  }
   cg_alias_begin(B);
-  LLVMValueRef iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
-  L.short_trip = !on && cg_par_short(B);
+  if (pair)
+    iv = loop_range(B, i0, add64(g, i0, rows), &L);
+  else
+    iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
+  L.short_trip = !on && !pair && cg_par_short(B);
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group != gid)
@@ -966,10 +986,16 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   loop_close(B, &L);
   cg_alias_end(B);
+  if (pair) {
+    cg_pair_adjoint(B, pair, i0, rows, chunk);
+    loop_close(B, &blocks);
+  }
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (slot(B, i)->group == gid)
       slot(B, i)->reg = NULL;
   LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
+  if (pair && !on)
+    cg_pair_set_chunks(B, pair, i64c(g, 1));
   r = 0;
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
@@ -981,6 +1007,8 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   if (on) {
     cg_par_end(B, &par);
+    if (pair)
+      cg_pair_set_chunks(B, pair, par.nchunks);
     r = 0;
     for (Inst *i = gr->first; i != gr->end; i = i->next) {
       if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
@@ -1188,6 +1216,8 @@ static void emit_one(Body *B, Inst *i) {
       cg_rows_emit(B, i);
     return;
   }
+  if (s->pair && cg_pair_emit(B, i))
+    return;
   if (i->op == OP_reshape) { /* a view (set again when a loop body is emitted again) */
     s->buf = slot(B, i->args[0])->buf;
     return;
@@ -1275,6 +1305,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   if (!B.has_regions)
     cg_rows_form(&B, n);
   form_groups(&B, n);
+  cg_pairs_form(&B, n);
 
   /* Results computed straight into the caller's buffers, unless the body
    * can fail midway (then they are copied out at the end): an op that
@@ -1302,9 +1333,10 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
     plain = !i->nregions && i->op != OP_proj;
   LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
-  bool any_temp = total != NULL;
+  bool any_temp = total != NULL || B.npairs;
   if (!total)
     total = i64c(g, 0);
+  total = cg_pairs_reserve(&B, total);
   for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = slot(&B, i);
     if (i->nregions) {
@@ -1344,6 +1376,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       if (i->nregions)
         cg_region_bind(&B, i, base);
     }
+    cg_pairs_bind(&B, base);
   }
   free(offset);
 
@@ -1371,6 +1404,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   free(B.symv);
   free(B.slot);
   free(B.pslot);
+  free(B.pairs);
   g->math_calls = false;
   return fn;
 }

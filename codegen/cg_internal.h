@@ -53,9 +53,12 @@ typedef struct Slot {
   bool rows_escapes;   /* read outside its group (or a result): stored */
   int rows_kmax;       /* of a group's first member: the widest k it takes */
   LLVMValueRef rowbuf; /* while the group is emitted: that block scratch */
+  int pair;            /* 1 + index of the matrix-vector pair (cg_gemvpair.c)
+                          this product or group head is part of; 0: none */
 } Slot;
 
 typedef struct RegionCg RegionCg;
+typedef struct CgPair CgPair;
 typedef struct CgAlias CgAlias;
 
 /* A loop being moved into a function of its own for the thread pool
@@ -95,6 +98,8 @@ typedef struct Body {
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
   LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
   bool rows_fallback;   /* emitting a row group's members one loop each */
+  CgPair *pairs;        /* matrix-vector pairs (cg_gemvpair.c) */
+  int npairs;
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -181,6 +186,32 @@ void cg_rows_form(Body *B, int n);
 void cg_rows_emit(Body *B, Inst *head);
 LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block scratch */
 
+/* ---- cg_gemvpair.c ---- */
+/* Matrix-vector pairs: z = M @ v and M^T g fused with the loop group over
+ * M's rows that computes g, reading M once. cg_pairs_form runs after the
+ * loop groups; the partials of d_v take room after the temporaries
+ * (reserve: total grows; bind once the block exists). */
+void cg_pairs_form(Body *B, int n);
+LLVMValueRef cg_pairs_reserve(Body *B, LLVMValueRef total);
+void cg_pairs_bind(Body *B, LLVMValueRef base);
+/* For emit_one: true if i is a pair's product (the forward one is computed
+ * in its group's loop, the adjoint by adding the partials, here). */
+bool cg_pair_emit(Body *B, Inst *i);
+/* The group's loop (cg_func.c's group_version): the pair whose group
+ * starts at head, or NULL; the most chunks its pool loop may have; per
+ * chunk (chunk: its index, NULL inline), zero its partial; per block of
+ * cg_pair_block_rows rows, the forward product before the members' loop
+ * and the adjoint's sum after; then, in the body, how many chunks ran. */
+CgPair *cg_pair_of(Body *B, const Inst *head);
+LLVMValueRef cg_pair_max_chunks(Body *B, CgPair *p);
+void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk);
+LLVMValueRef cg_pair_block_rows(Body *B, CgPair *p);
+void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows);
+void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk);
+void cg_pair_set_chunks(Body *B, CgPair *p, LLVMValueRef nchunks);
+/* cg_func.c: can i be a loop group's member, and over which space? */
+bool cg_flat_member(Body *B, const Inst *i, const Type **space);
+
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
 LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
@@ -249,6 +280,8 @@ enum { SHORT_TRIP = 128 };
 /* Starts the parallel loop: the builder moves to the loop's own function,
  * whose range is [p->begin, p->end). */
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p);
+/* The same with at most maxchunks chunks (an i64; at most 1024). */
+void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p);
 /* Ends it: back in the body, which runs the loop on the thread pool. */
 void cg_par_end(Body *B, Par *p);
 /* v as seen from the code being generated (inside a parallel loop: loaded

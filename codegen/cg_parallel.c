@@ -99,12 +99,16 @@ LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
 }
 
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
+  cg_par_begin_chunks(B, n, i64c(B->g, PAR_MAX_CHUNKS), p);
+}
+
+void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p) {
   Cg *g = B->g;
   memset(p, 0, sizeof *p);
   p->n = n;
-  /* chunk = max(PAR_CHUNK, ceil(n / PAR_MAX_CHUNKS)); nchunks = ceil(n / chunk) */
-  LLVMValueRef per = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, i64c(g, PAR_MAX_CHUNKS - 1), ""),
-                                   i64c(g, PAR_MAX_CHUNKS), "");
+  /* chunk = max(PAR_CHUNK, ceil(n / maxchunks)); nchunks = ceil(n / chunk) */
+  LLVMValueRef per = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, maxchunks, i64c(g, 1), ""), ""),
+                                   maxchunks, "");
   LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLT, per, i64c(g, PAR_CHUNK), "");
   p->chunk = LLVMBuildSelect(g->b, small, i64c(g, PAR_CHUNK), per, "chunk");
   p->nchunks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, p->chunk, i64c(g, 1), ""), ""),

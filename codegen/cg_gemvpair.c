@@ -1,0 +1,300 @@
+/* Matrix-vector pairs: a product z = M @ v (M [n, d] in memory, v [d]) and,
+ * later in the same body, the product of M's transpose with a vector g [n]
+ * (M^T g, or g @ M: the adjoint of z, d_v) where g is computed by the loop
+ * group over the n rows that reads z -- the shape of every gradient of a
+ * loss of x @ w (logistic and linear regression, a linear layer with one
+ * output). Computed apart, the two products read M twice; M is the largest
+ * thing the gradient touches (64 MB of W2's 68), so the pair is fused:
+ *
+ *   for each chunk of rows (the thread pool's, a fixed split):
+ *     zero this chunk's partial of d_v
+ *     for each block of R rows (R * d elements of M: 16 KB, in L1):
+ *       z[block] = M[block] @ v           (sg_rt_gemv_rows)
+ *       the group's loop over the block   (g[block], the loss's sums ...)
+ *       partial += M[block]^T g[block]    (sg_rt_gemv_acc: M read from L1)
+ *
+ * and where the adjoint product stood, d_v = the chunks' partials added in
+ * chunk order (starting from 0). The chunks depend on n and d only, so the
+ * bits do not depend on the number of threads; each element of z is
+ * computed exactly as the unfused product computes it, and a block adds
+ * its rows into the partial four at a time in the unfused kernel's order,
+ * under the zero rule when the adjoint is a matmulz (a row whose g is 0
+ * adds nothing, even where M is inf or NaN). The partials (at most
+ * PAIR_MAX_CHUNKS x d elements) live after the temporaries, in the
+ * thread's workspace.
+ *
+ * Taken in bodies without loops or branches, when z is not read before
+ * the group and the adjoint product starts no sum of products (acc_into).
+ *
+ * Requires: plan and form_groups have run. Keeps: the groups (it may make
+ * a lone flat g a group of one). */
+#include <string.h>
+
+#include "cg_internal.h"
+
+enum {
+  PAIR_MAX_CHUNKS = 64,      /* partials of d_v at most, per pair */
+  PAIR_BLOCK_BYTES = 16384,  /* of M per block of rows */
+  PAIR_MIN_ROWS = 16,
+  PAIR_MAX_ROWS = 1024,
+};
+
+struct CgPair {
+  Inst *fwd, *head, *adj, *mat, *vec, *g;
+  LLVMValueRef part;    /* the partials' memory */
+  LLVMValueRef nchunks; /* alloca: how many the group's loop filled */
+};
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+static bool is_vec(const Inst *v) { return v->type.rank == 1; }
+
+/* A transpose swapping the two axes of a matrix. */
+static bool transposed(const Inst *t) {
+  return t->op == OP_transpose && t->type.rank == 2 && t->perm[0] == 1 && t->perm[1] == 0;
+}
+
+/* Does v's value, computed where used, read `what`? */
+static bool reads(Body *B, const Inst *v, const Inst *what) {
+  for (int k = 0; k < v->nargs; k++) {
+    const Inst *a = v->args[k];
+    if (a == what)
+      return true;
+    if (a->op != OP_param && !cg_slot(B, a)->has_buf && reads(B, a, what))
+      return true;
+  }
+  return false;
+}
+
+static bool plain_slot(Body *B, const Inst *v) {
+  Slot *s = cg_slot(B, v);
+  return s->has_buf && !s->view && !s->acc_into && !s->by_products && !s->inplace_of &&
+         !s->inplace_old && s->rows < 0 && !s->pair;
+}
+
+/* The matrix M and vector g of an adjoint product M^T g (or g @ M). */
+static bool adjoint_form(const Inst *a, Inst **mat, Inst **g) {
+  Inst *x = a->args[0], *y = a->args[1];
+  if (transposed(x) && is_vec(y)) {
+    *mat = x->args[0];
+    *g = y;
+    return true;
+  }
+  if (is_vec(x) && y->type.rank == 2 && y->op != OP_transpose) {
+    *mat = y;
+    *g = x;
+    return true;
+  }
+  return false;
+}
+
+/* Make a lone flat g (no group: its group had one member) a group. */
+static bool in_group(Body *B, Inst *g) {
+  Slot *s = cg_slot(B, g);
+  if (s->group >= 0)
+    return true;
+  const Type *space;
+  if (s->view || s->inplace_of || s->rows >= 0 || !cg_flat_member(B, g, &space) ||
+      ir_ops[g->op].shape == SH_REDUCE)
+    return false;
+  s->group = g->id;
+  s->group_last = g;
+  return true;
+}
+
+static Inst *group_head(Body *B, Inst *g) {
+  int gid = cg_slot(B, g)->group;
+  Inst *h = g;
+  while (h->prev && h->id != gid)
+    h = h->prev;
+  return h->id == gid ? h : NULL;
+}
+
+static void try_pair(Body *B, Inst *a) {
+  Inst *mat, *g;
+  if (a->op != OP_matmul && a->op != OP_matmulz)
+    return;
+  if (!is_vec(a) || !adjoint_form(a, &mat, &g) || !plain_slot(B, a) || !cg_slot(B, g)->has_buf)
+    return;
+  if (mat->op != OP_param && !cg_slot(B, mat)->has_buf)
+    return;
+  if (mat->type.dtype != DT_F32 && mat->type.dtype != DT_F64)
+    return;
+  /* the forward product: M @ v, before g */
+  Inst *fwd = NULL;
+  for (Inst *i = g->prev; i && !fwd; i = i->prev)
+    if (i->op == OP_matmul && i->args[0] == mat && is_vec(i->args[1]) &&
+        (i->args[1]->op == OP_param || cg_slot(B, i->args[1])->has_buf))
+      fwd = i;
+  if (!fwd || !plain_slot(B, fwd) || cg_slot(B, fwd)->group >= 0)
+    return;
+  if (!ir_shape_eq(&g->type, &fwd->type) || !in_group(B, g))
+    return;
+  Inst *head = group_head(B, g);
+  if (!head || head->id < fwd->id || cg_slot(B, head)->pair)
+    return;
+  const Type *space = &head->type;
+  if (ir_ops[head->op].shape == SH_REDUCE)
+    space = &head->args[0]->type;
+  if (!ir_shape_eq(space, &fwd->type))
+    return;
+  /* nothing emitted between the product and its group may read it */
+  for (Inst *i = fwd->next; i != head; i = i->next)
+    if (cg_slot(B, i)->has_buf && reads(B, i, fwd))
+      return;
+  int k = B->npairs++;
+  B->pairs = xrealloc(B->pairs, sizeof(CgPair) * (size_t)B->npairs);
+  B->pairs[k] = (CgPair){fwd, head, a, mat, fwd->args[1], g, NULL, NULL};
+  cg_slot(B, fwd)->pair = cg_slot(B, head)->pair = cg_slot(B, a)->pair = k + 1;
+}
+
+void cg_pairs_form(Body *B, int n) {
+  (void)n;
+  if (B->has_regions)
+    return;
+  for (Inst *i = B->f->first; i; i = i->next)
+    if (ir_ops[i->op].shape == SH_MATMUL && cg_slot(B, i)->has_buf)
+      try_pair(B, i);
+}
+
+CgPair *cg_pair_of(Body *B, const Inst *head) {
+  int k = cg_slot(B, head)->pair;
+  return k && B->pairs[k - 1].head == head ? &B->pairs[k - 1] : NULL;
+}
+
+static LLVMValueRef dim(Body *B, const Inst *v, int axis) { return cg_dim(B, v->type.dim[axis]); }
+
+static LLVMValueRef smax(Cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+static LLVMValueRef smin(Cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+/* max(1, min(PAIR_MAX_CHUNKS, 65536 / d)): d partials of at most 256 KB. */
+LLVMValueRef cg_pair_max_chunks(Body *B, CgPair *p) {
+  Cg *g = B->g;
+  LLVMValueRef d = smax(g, dim(B, p->mat, 1), i64c(g, 1));
+  LLVMValueRef c = LLVMBuildSDiv(g->b, i64c(g, 65536), d, "");
+  return smax(g, smin(g, c, i64c(g, PAIR_MAX_CHUNKS)), i64c(g, 1));
+}
+
+LLVMValueRef cg_pairs_reserve(Body *B, LLVMValueRef total) {
+  Cg *g = B->g;
+  for (int k = 0; k < B->npairs; k++) {
+    CgPair *p = &B->pairs[k];
+    p->nchunks = cg_entry_alloca(B, g->i64);
+    p->part = total; /* an offset until bound */
+    LLVMValueRef d = dim(B, p->mat, 1);
+    LLVMValueRef elems = LLVMBuildNSWMul(g->b, cg_pair_max_chunks(B, p), d, "");
+    LLVMValueRef bytes = LLVMBuildNSWMul(g->b, elems, i64c(g, cg_elem_size(p->adj->type.dtype)), "");
+    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+    total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+  }
+  return total;
+}
+
+void cg_pairs_bind(Body *B, LLVMValueRef base) {
+  for (int k = 0; k < B->npairs; k++) {
+    CgPair *p = &B->pairs[k];
+    p->part = LLVMBuildInBoundsGEP2(B->g->b, B->g->i8, base, &p->part, 1, "partials");
+  }
+}
+
+/* Rows per block: PAIR_BLOCK_BYTES of M, a multiple of 16 rows within
+ * [PAIR_MIN_ROWS, PAIR_MAX_ROWS]. */
+LLVMValueRef cg_pair_block_rows(Body *B, CgPair *p) {
+  Cg *g = B->g;
+  LLVMValueRef row = LLVMBuildNSWMul(g->b, smax(g, dim(B, p->mat, 1), i64c(g, 1)),
+                                     i64c(g, cg_elem_size(p->mat->type.dtype)), "");
+  LLVMValueRef r = LLVMBuildSDiv(g->b, i64c(g, PAIR_BLOCK_BYTES), row, "");
+  r = LLVMBuildAnd(g->b, r, i64c(g, ~(int64_t)15), "");
+  return smin(g, smax(g, r, i64c(g, PAIR_MIN_ROWS)), i64c(g, PAIR_MAX_ROWS));
+}
+
+static LLVMValueRef buf_of(Body *B, const Inst *v) { return cg_outer(B, cg_slot(B, v)->buf); }
+
+static LLVMValueRef at(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef off) {
+  return LLVMBuildInBoundsGEP2(B->g->b, cg_mem_type(B->g, dt), buf, &off, 1, "");
+}
+
+static LLVMValueRef call(Body *B, const char *name, LLVMValueRef *args, LLVMTypeRef *ps, int n) {
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(B->g, name, B->g->vd, ps, n, &fty);
+  return LLVMBuildCall2(B->g->b, fty, fn, args, (unsigned)n, "");
+}
+
+/* This chunk's partial of d_v (chunk: NULL when the loop runs inline). */
+static LLVMValueRef partial(Body *B, CgPair *p, LLVMValueRef chunk) {
+  Cg *g = B->g;
+  LLVMValueRef base = cg_outer(B, p->part);
+  if (!chunk)
+    return base;
+  LLVMValueRef off = LLVMBuildNSWMul(g->b, chunk, dim(B, p->mat, 1), "");
+  return at(B, p->adj->type.dtype, base, off);
+}
+
+void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
+  Cg *g = B->g;
+  LLVMValueRef bytes = LLVMBuildNSWMul(g->b, dim(B, p->mat, 1),
+                                       i64c(g, cg_elem_size(p->adj->type.dtype)), "");
+  LLVMBuildMemSet(g->b, partial(B, p, chunk), LLVMConstInt(g->i8, 0, 0), bytes,
+                  (unsigned)cg_elem_size(p->adj->type.dtype));
+}
+
+void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
+  Cg *g = B->g;
+  DType dt = p->fwd->type.dtype;
+  LLVMValueRef d = dim(B, p->mat, 1);
+  LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
+  LLVMValueRef args[6] = {rows, d, m, d, buf_of(B, p->vec), at(B, dt, buf_of(B, p->fwd), i0)};
+  LLVMTypeRef ps[6] = {g->i64, g->i64, g->ptr, g->i64, g->ptr, g->ptr};
+  call(B, dt == DT_F64 ? "sg_rt_gemv_rows_f64" : "sg_rt_gemv_rows_f32", args, ps, 6);
+}
+
+void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk) {
+  Cg *g = B->g;
+  DType dt = p->adj->type.dtype;
+  LLVMValueRef d = dim(B, p->mat, 1);
+  LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
+  LLVMValueRef args[7] = {rows, d, at(B, dt, buf_of(B, p->g), i0), m, d, partial(B, p, chunk),
+                          LLVMConstInt(g->i32, p->adj->op == OP_matmulz, 0)};
+  LLVMTypeRef ps[7] = {g->i64, g->i64, g->ptr, g->ptr, g->i64, g->ptr, g->i32};
+  call(B, dt == DT_F64 ? "sg_rt_gemv_acc_f64" : "sg_rt_gemv_acc_f32", args, ps, 7);
+}
+
+void cg_pair_set_chunks(Body *B, CgPair *p, LLVMValueRef nchunks) {
+  LLVMBuildStore(B->g->b, nchunks, p->nchunks);
+}
+
+/* Where the adjoint product stood: out[j] = 0 + part[0][j] + part[1][j] ... */
+static void finish(Body *B, CgPair *p) {
+  Cg *g = B->g;
+  DType dt = p->adj->type.dtype;
+  LLVMTypeRef t = cg_elem_type(g, dt);
+  LLVMValueRef d = dim(B, p->mat, 1);
+  LLVMValueRef nch = LLVMBuildLoad2(g->b, g->i64, p->nchunks, "");
+  LLVMValueRef out = cg_slot(B, p->adj)->buf;
+  void *lj, *lc;
+  LLVMValueRef j = cg_loop_begin(B, d, &lj);
+  LLVMValueRef acc = cg_entry_alloca(B, t);
+  LLVMBuildStore(g->b, LLVMConstReal(t, 0.0), acc);
+  LLVMValueRef c = cg_loop_begin(B, nch, &lc);
+  LLVMValueRef x = cg_load(B, dt, p->part, LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, c, d, ""), j, ""));
+  LLVMBuildStore(g->b, LLVMBuildFAdd(g->b, LLVMBuildLoad2(g->b, t, acc, ""), x, ""), acc);
+  cg_loop_end(B, lc);
+  cg_store(B, dt, out, j, LLVMBuildLoad2(g->b, t, acc, ""));
+  cg_loop_end(B, lj);
+}
+
+bool cg_pair_emit(Body *B, Inst *i) {
+  int k = cg_slot(B, i)->pair;
+  if (!k || B->pairs[k - 1].head == i)
+    return false;
+  CgPair *p = &B->pairs[k - 1];
+  cg_slot(B, i)->computed = true;
+  if (p->adj == i)
+    finish(B, p);
+  return true; /* the forward product: computed with the group */
+}

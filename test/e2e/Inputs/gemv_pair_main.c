@@ -1,0 +1,114 @@
+/* Driver for gemv_pair.test: argv gives d and n. The gradients of
+ * gemv_pair.sg (x @ w and its adjoint fused per block of rows) against
+ * central differences of the compiled f64 functions, the f32 one against
+ * the f64 one, the same bits on 1 and 2 threads, and the zero rule: rows
+ * whose g is 0 give d_w nothing even where x is inf or NaN. */
+#include <string.h>
+
+#include "pair.h"
+#include "sgtest.h"
+
+static int64_t D, N;
+static sg_tensor w, x, y, m, out, w32, x32, y32, out32;
+
+static double logreg_loss(void) {
+  CHECK_EQ_INT(logreg(&w, &x, &y, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static double lsq_loss(void) {
+  CHECK_EQ_INT(lsq(&w, &x, &y, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static double masked_loss(void) {
+  CHECK_EQ_INT(masked(&w, &x, &m, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static void check_same_bits(const sg_tensor *a, const sg_tensor *b, const char *what) {
+  if (memcmp(a->data, b->data, (size_t)sgt_numel(a) * sizeof(double))) {
+    printf("FAIL %s:%d: %s differs between 1 and 2 threads\n", __FILE__, __LINE__, what);
+    sgt_failures++;
+  } else {
+    printf("ok: %s has the same bits on 1 and 2 threads\n", what);
+  }
+}
+
+int main(int argc, char **argv) {
+  D = sgt_arg(argc, argv, 1, 16), N = sgt_arg(argc, argv, 2, 300);
+  w = SGT_TENSOR(SG_F64, D), x = SGT_TENSOR(SG_F64, N, D), y = SGT_TENSOR(SG_F64, N);
+  m = SGT_TENSOR(SG_F64, N), out = sgt_scalar(SG_F64);
+  sgt_fill(&w, -0.5, 0.5);
+  sgt_fill(&x, -1, 1);
+  for (int64_t i = 0; i < N; i++) {
+    sgt_set(&y, i, i % 3 == 0);
+    sgt_set(&m, i, i % 4 != 1);
+  }
+  bool small = N * D <= 20000 && N <= 2000;
+  double *fd = calloc((size_t)(N * D + D + 1), sizeof(double));
+  sg_tensor d_w = SGT_TENSOR(SG_F64, D), d_w2 = SGT_TENSOR(SG_F64, D);
+  sg_tensor d_x = SGT_TENSOR(SG_F64, N, D);
+
+  /* logreg: value as the forward function's, d_w against differences, bits */
+  sg_set_num_threads(1);
+  double want = logreg_loss();
+  CHECK_EQ_INT(logreg_grad(&w, &x, &y, &out, &d_w), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  if (small) {
+    sgt_fd(logreg_loss, &w, fd);
+    CHECK_GRAD(&d_w, fd, 1e-6);
+  }
+  sg_set_num_threads(2);
+  CHECK_EQ_INT(logreg_grad(&w, &x, &y, &out, &d_w2), SG_OK);
+  check_same_bits(&d_w, &d_w2, "logreg d_w");
+  sg_set_num_threads(1);
+
+  /* the f32 version against the f64 gradient */
+  w32 = SGT_TENSOR(SG_F32, D), x32 = SGT_TENSOR(SG_F32, N, D), y32 = SGT_TENSOR(SG_F32, N);
+  out32 = sgt_scalar(SG_F32);
+  sgt_copy(&w32, &w);
+  sgt_copy(&x32, &x);
+  sgt_copy(&y32, &y);
+  sg_tensor d_w32 = SGT_TENSOR(SG_F32, D);
+  CHECK_EQ_INT(logreg32_grad(&w32, &x32, &y32, &out32, &d_w32), SG_OK);
+  CHECK_CLOSE(sgt_get(&out32, 0), want, 1e-5);
+  double *g64 = calloc((size_t)D + 1, sizeof(double));
+  for (int64_t j = 0; j < D; j++)
+    g64[j] = sgt_get(&d_w, j);
+  CHECK_GRAD_VS(&d_w32, g64, "the f64 gradient", 1e-4);
+
+  /* lsq: d_w and d_x against differences */
+  sg_tensor d_wl = SGT_TENSOR(SG_F64, D);
+  CHECK_EQ_INT(lsq_grad(&w, &x, &y, &out, &d_wl, &d_x), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), lsq_loss(), 1e-12);
+  if (small) {
+    sgt_fd(lsq_loss, &w, fd);
+    CHECK_GRAD(&d_wl, fd, 1e-6);
+    sgt_fd(lsq_loss, &x, fd);
+    CHECK_GRAD(&d_x, fd, 1e-6);
+  }
+
+  /* masked: d_w against differences with finite x, then with inf and NaN
+   * in masked-out rows: d_w must not change at all */
+  sg_tensor d_wm = SGT_TENSOR(SG_F64, D), d_wm2 = SGT_TENSOR(SG_F64, D);
+  CHECK_EQ_INT(masked_grad(&w, &x, &m, &out, &d_wm), SG_OK);
+  if (small) {
+    sgt_fd(masked_loss, &w, fd);
+    CHECK_GRAD(&d_wm, fd, 1e-6);
+  }
+  for (int64_t i = 1; i < N; i += 4) { /* m[i] == 0 */
+    sgt_set(&x, i * D, i % 8 == 1 ? INFINITY : NAN);
+    sgt_set(&x, i * D + D - 1, -INFINITY);
+  }
+  CHECK_EQ_INT(masked_grad(&w, &x, &m, &out, &d_wm2), SG_OK);
+  if (memcmp(d_wm.data, d_wm2.data, (size_t)D * sizeof(double))) {
+    printf("FAIL %s:%d: masked d_w changed with inf/NaN in rows whose g is 0\n", __FILE__, __LINE__);
+    sgt_failures++;
+  } else {
+    printf("ok: masked d_w unchanged by inf/NaN in rows whose g is 0\n");
+  }
+  free(fd);
+  free(g64);
+  return sgt_finish();
+}
