@@ -16,10 +16,10 @@
  * and where the adjoint product stood, d_v = the chunks' partials added in
  * chunk order (starting from 0). The chunks depend on n and d only, so the
  * bits do not depend on the number of threads; each element of z is
- * computed exactly as the unfused product computes it, and a block adds
- * its rows into the partial four at a time in the unfused kernel's order,
- * under the zero rule when the adjoint is a matmulz (a row whose g is 0
- * adds nothing, even where M is inf or NaN). The partials (at most
+ * computed exactly as the unfused product computes it; a block adds its
+ * rows into four accumulators (row i into i % 4, summed at the block's
+ * end), under the zero rule when the adjoint is a matmulz (a row whose g
+ * is 0 adds nothing, even where M is inf or NaN). The partials (at most
  * PAIR_MAX_CHUNKS x d elements) live after the temporaries, in the
  * thread's workspace.
  *

@@ -624,19 +624,97 @@ static TGT int F(gemvz)(int ta, int tb, int64_t m, int64_t n, int64_t k, const T
 }
 
 /* The two halves of a row block of a fused matrix-vector pair
- * (codegen/cg_gemvpair.c): the forward product of rows [0, rows) of mat
- * with v, each element exactly as gemv computes it unsplit, and the
- * adjoint's sum of those rows weighted by g added into acc[0..d), under
- * the zero rule when z (gemv_sum_z) -- four rows at a time, so that blocks
- * of a multiple of four rows give the unsplit sum's bits. */
+ * (codegen/cg_gemvpair.c). gemv_rows: the forward product of rows
+ * [0, rows) of mat with v, each element exactly as gemv computes it, while
+ * the next block's rows (the same size after this one, in the caller's
+ * order) are prefetched: between two blocks the caller computes on what is
+ * in cache, and memory would otherwise idle. */
 static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, const T *v,
                              T *out) {
-  F(gemv)(rows, d, v, 1, mat, ld, 1, out, 1, 0);
+  enum { STEP = 16 };
+  for (int64_t i = 0; i < rows; i += STEP) {
+    int64_t n = F(min64)(STEP, rows - i);
+    const char *next = (const char *)(mat + (rows + i) * ld);
+    for (int64_t b = 0; b < n * ld * (int64_t)sizeof(T); b += 64)
+      __builtin_prefetch(next + b);
+    F(gemv)(n, d, v, 1, mat + i * ld, ld, 1, out + i, 1, 0);
+  }
 }
+
+/* acc[0..d) += sum of the rows weighted by g (four accumulators, row p
+ * into p % 4, added at the end: four independent chains instead of one),
+ * under the zero rule when z: a row whose g is 0 adds nothing, one whose g
+ * is inf or NaN only its nonzero entries. */
+static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
 
 static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, int64_t ld,
                             T *acc, int z) {
-  F(gemv_any)(z, d, rows, g, 1, mat, ld, 0, acc, 1, 1);
+  if (d == VL) { /* one vector per row: the four accumulators in registers */
+    V s[4] = {VZERO(), VZERO(), VZERO(), VZERO()};
+    int64_t p = 0;
+    for (; p + 4 <= rows; p += 4) {
+      T g0 = g[p], g1 = g[p + 1], g2 = g[p + 2], g3 = g[p + 3];
+      if (z && !(F(finite_nz)(g0) && F(finite_nz)(g1) && F(finite_nz)(g2) && F(finite_nz)(g3)))
+        break;
+      const T *r = mat + p * ld;
+      s[0] = VFMA(VSET1(g0), VLOADU(r), s[0]);
+      s[1] = VFMA(VSET1(g1), VLOADU(r + ld), s[1]);
+      s[2] = VFMA(VSET1(g2), VLOADU(r + 2 * ld), s[2]);
+      s[3] = VFMA(VSET1(g3), VLOADU(r + 3 * ld), s[3]);
+    }
+    if (p == rows) {
+      _Alignas(64) T b[VL];
+      VSTOREA(b, (s[0] + s[1]) + (s[2] + s[3]));
+      for (int j = 0; j < VL; j++)
+        acc[j] += b[j];
+      return;
+    }
+    /* a zero, inf or NaN factor (or a tail): the general loop takes over
+     * from row p, its accumulators starting from these */
+    _Alignas(64) T buf[4][VL];
+    for (int q = 0; q < 4; q++)
+      VSTOREA(buf[q], s[q]);
+    for (; p < rows; p++) {
+      T gp = g[p];
+      const T *r = mat + p * ld;
+      T *b = buf[p & 3];
+      if (!z || F(finite_nz)(gp))
+        VSTOREA(b, VFMA(VSET1(gp), VLOADU(r), VLOADA(b)));
+      else if (gp != 0)
+        for (int j = 0; j < VL; j++)
+          if (r[j] != 0)
+            b[j] += gp * r[j];
+    }
+    for (int j = 0; j < VL; j++)
+      acc[j] += (buf[0][j] + buf[1][j]) + (buf[2][j] + buf[3][j]);
+    return;
+  }
+  enum { JB = 512 / sizeof(T) };
+  _Alignas(64) T buf[4][JB];
+  for (int64_t j0 = 0; j0 < d; j0 += JB) {
+    int64_t jb = F(min64)(JB, d - j0);
+    for (int q = 0; q < 4; q++)
+      memset(buf[q], 0, (size_t)jb * sizeof(T));
+    for (int64_t p = 0; p < rows; p++) {
+      T gp = g[p];
+      const T *r = mat + p * ld + j0;
+      T *b = buf[p & 3];
+      if (!z || F(finite_nz)(gp)) {
+        V v0 = VSET1(gp);
+        int64_t j = 0;
+        for (; j + VL <= jb; j += VL)
+          VSTOREA(b + j, VFMA(v0, VLOADU(r + j), VLOADA(b + j)));
+        for (; j < jb; j++)
+          b[j] += gp * r[j];
+      } else if (gp != 0) {
+        for (int64_t j = 0; j < jb; j++)
+          if (r[j] != 0)
+            b[j] += gp * r[j];
+      }
+    }
+    for (int64_t j = 0; j < jb; j++)
+      acc[j0 + j] += (buf[0][j] + buf[1][j]) + (buf[2][j] + buf[3][j]);
+  }
 }
 
 #undef NR
