@@ -210,6 +210,8 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
     return cg_outer(B, s->reg);
   if (s->rowbuf)
     return cg_rows_load(B, v, x);
+  if (s->pairbuf)
+    return cg_pair_load(B, v, x);
   if (s->scalar)
     return cg_outer(B, s->scalar);
   if (s->has_buf)
@@ -981,7 +983,9 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       continue;
     }
     s->reg = eval_def(B, i, &x);
-    if (!s->internal)
+    if (s->pairbuf)
+      cg_pair_store(B, i, iv, s->reg);
+    else if (!s->internal)
       store_elem(B, i->type.dtype, s->buf, iv, s->reg);
   }
   loop_close(B, &L);
@@ -989,6 +993,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   if (pair) {
     cg_pair_adjoint(B, pair, i0, rows, chunk);
     loop_close(B, &blocks);
+    cg_pair_group_end(B, pair);
   }
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (slot(B, i)->group == gid)

@@ -23,6 +23,9 @@
  * PAIR_MAX_CHUNKS x d elements) live after the temporaries, in the
  * thread's workspace.
  *
+ * z, read only by the group's members, and g, read only by them and the
+ * adjoint, need no memory: they live in a block scratch on the stack.
+ *
  * Taken in bodies without loops or branches, when z is not read before
  * the group and the adjoint product starts no sum of products (acc_into).
  *
@@ -44,6 +47,23 @@ struct CgPair {
   LLVMValueRef part;    /* the partials' memory */
   LLVMValueRef nchunks; /* alloca: how many the group's loop filled */
 };
+
+/* Is every read of v in group gid's loop, or by `also` (through values
+ * computed where used)? Then v need not outlive a block of rows. */
+static bool block_local(Body *B, const Inst *v, int gid, const Inst *also, PtrVec *users) {
+  PtrVec *us = &users[v->id];
+  if (v->nuses != (int)us->len) /* a result */
+    return false;
+  for (int k = 0; k < us->len; k++) {
+    const Inst *u = us->data[k];
+    Slot *s = cg_slot(B, u);
+    if (u == also)
+      continue;
+    if (s->has_buf ? s->group != gid : !block_local(B, u, gid, also, users))
+      return false;
+  }
+  return true;
+}
 
 static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
@@ -149,12 +169,33 @@ static void try_pair(Body *B, Inst *a) {
 }
 
 void cg_pairs_form(Body *B, int n) {
-  (void)n;
   if (B->has_regions)
     return;
   for (Inst *i = B->f->first; i; i = i->next)
     if (ir_ops[i->op].shape == SH_MATMUL && cg_slot(B, i)->has_buf)
       try_pair(B, i);
+  if (!B->npairs)
+    return;
+  /* z read only by the group, g only by the group and the adjoint: both
+   * live in a block scratch (no memory, no store to it and load back) */
+  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
+  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
+  for (Inst *i = B->f->first; i; i = i->next)
+    for (int k = 0; k < i->nargs; k++)
+      if (i->args[k]->op != OP_param)
+        vec_push(&users[i->args[k]->id], i);
+  for (int k = 0; k < B->npairs; k++) {
+    CgPair *p = &B->pairs[k];
+    int gid = cg_slot(B, p->g)->group;
+    Slot *zs = cg_slot(B, p->fwd), *gs = cg_slot(B, p->g);
+    if (block_local(B, p->fwd, gid, NULL, users))
+      zs->pair_block = zs->internal = true;
+    if (block_local(B, p->g, gid, p->adj, users) && p->g != p->fwd)
+      gs->pair_block = gs->internal = true;
+  }
+  for (int k = 0; k <= n; k++)
+    vec_free(&users[k]);
+  free(users);
 }
 
 CgPair *cg_pair_of(Body *B, const Inst *head) {
@@ -237,6 +278,15 @@ static LLVMValueRef partial(Body *B, CgPair *p, LLVMValueRef chunk) {
 
 void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
   Cg *g = B->g;
+  const Inst *scratch[2] = {p->fwd, p->g};
+  for (int k = 0; k < 2; k++) {
+    Slot *s = cg_slot(B, scratch[k]);
+    if (s->pair_block) {
+      s->pairbuf = cg_entry_alloca(
+          B, LLVMArrayType2(cg_mem_type(g, scratch[k]->type.dtype), PAIR_MAX_ROWS));
+      LLVMSetValueName2(s->pairbuf, k ? "g.block" : "z.block", 7);
+    }
+  }
   LLVMValueRef bytes = LLVMBuildNSWMul(g->b, dim(B, p->mat, 1),
                                        i64c(g, cg_elem_size(p->adj->type.dtype)), "");
   LLVMBuildMemSet(g->b, partial(B, p, chunk), LLVMConstInt(g->i8, 0, 0), bytes,
@@ -248,7 +298,10 @@ void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
   DType dt = p->fwd->type.dtype;
   LLVMValueRef d = dim(B, p->mat, 1);
   LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
-  LLVMValueRef args[6] = {rows, d, m, d, buf_of(B, p->vec), at(B, dt, buf_of(B, p->fwd), i0)};
+  B->pair_i0 = i0;
+  Slot *zs = cg_slot(B, p->fwd);
+  LLVMValueRef z = zs->pairbuf ? zs->pairbuf : at(B, dt, buf_of(B, p->fwd), i0);
+  LLVMValueRef args[6] = {rows, d, m, d, buf_of(B, p->vec), z};
   LLVMTypeRef ps[6] = {g->i64, g->i64, g->ptr, g->i64, g->ptr, g->ptr};
   call(B, dt == DT_F64 ? "sg_rt_gemv_rows_f64" : "sg_rt_gemv_rows_f32", args, ps, 6);
 }
@@ -258,10 +311,29 @@ void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLV
   DType dt = p->adj->type.dtype;
   LLVMValueRef d = dim(B, p->mat, 1);
   LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
-  LLVMValueRef args[7] = {rows, d, at(B, dt, buf_of(B, p->g), i0), m, d, partial(B, p, chunk),
+  Slot *gs = cg_slot(B, p->g);
+  LLVMValueRef gv = gs->pairbuf ? gs->pairbuf : at(B, dt, buf_of(B, p->g), i0);
+  LLVMValueRef args[7] = {rows, d, gv, m, d, partial(B, p, chunk),
                           LLVMConstInt(g->i32, p->adj->op == OP_matmulz, 0)};
   LLVMTypeRef ps[7] = {g->i64, g->i64, g->ptr, g->ptr, g->i64, g->ptr, g->i32};
   call(B, dt == DT_F64 ? "sg_rt_gemv_acc_f64" : "sg_rt_gemv_acc_f32", args, ps, 7);
+}
+
+void cg_pair_group_end(Body *B, CgPair *p) {
+  cg_slot(B, p->fwd)->pairbuf = cg_slot(B, p->g)->pairbuf = NULL;
+  B->pair_i0 = NULL;
+}
+
+static LLVMValueRef in_block(Body *B, LLVMValueRef i) {
+  return LLVMBuildNSWSub(B->g->b, i, B->pair_i0, "");
+}
+
+LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x) {
+  return cg_load(B, v->type.dtype, cg_slot(B, v)->pairbuf, in_block(B, cg_lin(B, x, &v->type)));
+}
+
+void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e) {
+  cg_store(B, v->type.dtype, cg_slot(B, v)->pairbuf, in_block(B, iv), e);
 }
 
 void cg_pair_set_chunks(Body *B, CgPair *p, LLVMValueRef nchunks) {

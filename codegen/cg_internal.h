@@ -55,6 +55,9 @@ typedef struct Slot {
   LLVMValueRef rowbuf; /* while the group is emitted: that block scratch */
   int pair;            /* 1 + index of the matrix-vector pair (cg_gemvpair.c)
                           this product or group head is part of; 0: none */
+  bool pair_block;     /* a pair's z or g read only within its block: no
+                          memory, a block scratch (pairbuf) instead */
+  LLVMValueRef pairbuf; /* while the pair's group is emitted: that scratch */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -99,6 +102,7 @@ typedef struct Body {
   LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
   bool rows_fallback;   /* emitting a row group's members one loop each */
   CgPair *pairs;        /* matrix-vector pairs (cg_gemvpair.c) */
+  LLVMValueRef pair_i0; /* while a pair's group is emitted: its block's first row */
   int npairs;
 } Body;
 
@@ -209,6 +213,12 @@ LLVMValueRef cg_pair_block_rows(Body *B, CgPair *p);
 void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows);
 void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk);
 void cg_pair_set_chunks(Body *B, CgPair *p, LLVMValueRef nchunks);
+/* After the group's loop: its block scratch is gone. */
+void cg_pair_group_end(Body *B, CgPair *p);
+/* Element x of a value in its pair's block scratch (Slot.pairbuf), and a
+ * member's store there. */
+LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
+void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 /* cg_func.c: can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
 
