@@ -632,6 +632,10 @@ static TGT int F(gemvz)(int ta, int tb, int64_t m, int64_t n, int64_t k, const T
 static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, const T *v,
                              T *out) {
   enum { STEP = 16 };
+  if (d <= 0) { /* a sum of nothing, as gemm gives it */
+    memset(out, 0, (size_t)(rows > 0 ? rows : 0) * sizeof(T));
+    return;
+  }
   for (int64_t i = 0; i < rows; i += STEP) {
     int64_t n = F(min64)(STEP, rows - i);
     const char *next = (const char *)(mat + (rows + i) * ld);
