@@ -53,6 +53,9 @@ typedef struct Slot {
   bool rows_escapes;   /* read outside its group (or a result): stored */
   int rows_kmax;       /* of a group's first member: the widest k it takes */
   LLVMValueRef rowbuf; /* while the group is emitted: that block scratch */
+  /* Online groups (cg_online.c): */
+  int online;          /* the group (its max's id), -1 if none */
+  int okind;           /* member kind (how its block sums are rescaled) */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -180,6 +183,20 @@ void cg_emit_one(Body *B, Inst *i);                         /* one value with me
 void cg_rows_form(Body *B, int n);
 void cg_rows_emit(Body *B, Inst *head);
 LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block scratch */
+
+/* ---- cg_online.c ---- */
+/* Online groups: a max over all of an operand and the sums shifted by it
+ * (log-sum-exp, a softmax cross-entropy over a vector) in one pass over
+ * blocks that stay in cache, rescaling the blocks' sums. cg_online_form
+ * runs after the row groups, before the loop groups; cg_online_emit emits
+ * a group at its max. */
+void cg_online_form(Body *B, int n);
+void cg_online_emit(Body *B, Inst *head);
+/* cg_func.c's helpers for it: can v be evaluated from a flat index; a
+ * flat loop emitted inline and/or on the pool (version(B, ctx, n, par)). */
+bool cg_flat_ok(Body *B, const Inst *v);
+typedef void CgVersion(Body *B, void *ctx, LLVMValueRef n, bool par);
+void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx);
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
