@@ -275,6 +275,11 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
 /* An array of one partial result per chunk (in the body's frame), and the
  * chunk a loop function's range is. */
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);
+LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count);
+/* cg_par_begin for a loop over n items in blocks of `align` (row groups):
+ * chunks of at least `least` items, a multiple of align, at most `most`
+ * of them; still a function of n alone. */
+void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
 /* cg_data.c: around the call of a parallel loop with checks that can fail:
  * clear the chunks' failure records before it, report the first after. */
