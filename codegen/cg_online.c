@@ -41,6 +41,10 @@
  * -inf), rescales skip partial sums that are exactly 0, and when the max
  * is -inf the shifted sums are NaN (as x - m is); NaN and +inf give NaN.
  *
+ * By rows: a max along the last axis of an [n, k] operand with a literal k
+ * of at least ONLINE_ROW_MIN, and the row sums it shifts, the same way row
+ * by row (results stored at the row); the pool splits the rows.
+ *
  * Requires: plan has run (has_buf) and the row groups are formed; no loops
  * or branches in the function. Keeps: a member's operands are ready where
  * the group is emitted (at its max). */
@@ -49,7 +53,9 @@
 #include "cg_internal.h"
 #include "cg_math.h"
 
-enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16 };
+/* ONLINE_ROW_MIN: the shortest (literal) row a row max takes part from:
+ * shorter rows stay in cache between their passes anyway (W1's 1000). */
+enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16, ONLINE_ROW_MIN = 2 * ONLINE_BLOCK };
 
 /* Member kinds (Slot.okind); the max itself is OK_MAX. */
 enum { OK_FAIL = -1, OK_PLAIN, OK_EXP, OK_LIN, OK_MAX };
@@ -85,11 +91,15 @@ static bool depends(Form *F, const Inst *v) {
   return false;
 }
 
-/* x - m, the shifted operand */
-static bool is_shift(Form *F, const Inst *v) {
-  return v->op == OP_sub && v->args[0] == F->x && v->args[1]->op == OP_broadcast &&
-         v->args[1]->args[0] == F->m;
+/* x - m, the shifted operand (by rows: x - broadcast(reshape(m, [n, 1]))) */
+static bool shift_of(const Inst *m, const Inst *x, const Inst *v) {
+  if (v->op != OP_sub || v->args[0] != x || v->args[1]->op != OP_broadcast)
+    return false;
+  const Inst *b = v->args[1]->args[0];
+  return b == m || (b->op == OP_reshape && b->args[0] == m && m->type.rank == 1);
 }
+
+static bool is_shift(Form *F, const Inst *v) { return shift_of(F->m, F->x, v); }
 
 /* Can a value depending on m give up its memory? Its readers must be able
  * to compute it where they are (elementwise values and reductions). */
@@ -160,7 +170,8 @@ static int take_members(Form *F) {
   int taken = 0, shifted = 0;
   for (Inst *j = F->head->next; j && taken < ONLINE_MAX_MEMBERS; j = j->next) {
     Slot *s = cg_slot(B, j);
-    if (j->op != OP_sum || j->type.rank != 0 || !s->has_buf || s->rows >= 0 || s->acc_into ||
+    if (j->op != OP_sum || j->type.rank != F->m->type.rank || j->axes != F->m->axes || !s->has_buf ||
+        s->rows >= 0 || s->acc_into ||
         s->by_products || s->inplace_of || !ir_shape_eq(&j->args[0]->type, &F->x->type))
       continue;
     F->drop.len = 0;
@@ -169,7 +180,8 @@ static int take_members(Form *F) {
       continue;
     for (int k = 0; k < F->drop.len; k++)
       cg_slot(B, F->drop.data[k])->has_buf = false;
-    if (!cg_flat_ok(B, j->args[0]) || !ready(F, j->args[0])) {
+    /* (by rows, elements are evaluated by (row, column): any expression) */
+    if ((F->m->type.rank == 0 && !cg_flat_ok(B, j->args[0])) || !ready(F, j->args[0])) {
       for (int k = 0; k < F->drop.len; k++)
         cg_slot(B, F->drop.data[k])->has_buf = true;
       continue;
@@ -182,23 +194,33 @@ static int take_members(Form *F) {
   return shifted;
 }
 
+/* Can max i head a group: over all of a flat operand, or along the last
+ * axis of an [n, k] one whose (literal) rows are long? */
+static bool head_ok(Body *B, const Inst *i) {
+  Slot *s = cg_slot(B, i);
+  if (i->op != OP_max || !float_type(i->type.dtype) || !s->has_buf || s->rows >= 0 || s->online >= 0)
+    return false;
+  const Type *t = &i->args[0]->type;
+  if (i->type.rank == 1) /* rows: a symbolic k may be short (W1's), so only a long literal */
+    return t->rank == 2 && i->axes == 2u && t->dim[1].sym < 0 && t->dim[1].size >= ONLINE_ROW_MIN;
+  if (i->type.rank != 0 || !cg_flat_ok(B, i->args[0]))
+    return false;
+  /* a literal size within one block is all in cache anyway */
+  bool literal = true;
+  int64_t size = 1;
+  for (int k = 0; k < t->rank; k++) {
+    literal &= t->dim[k].sym < 0;
+    size *= t->dim[k].size;
+  }
+  return !(literal && size <= ONLINE_BLOCK);
+}
+
 void cg_online_form(Body *B, int n) {
   Function *f = B->f;
   PtrVec *users = NULL;
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
-    if (i->op != OP_max || i->type.rank != 0 || !float_type(i->type.dtype) || !s->has_buf ||
-        s->rows >= 0 || s->online >= 0 || !cg_flat_ok(B, i->args[0]))
-      continue;
-    const Type *t = &i->args[0]->type;
-    /* a literal size within one block is all in cache anyway */
-    bool literal = true;
-    int64_t size = 1;
-    for (int k = 0; k < t->rank; k++) {
-      literal &= t->dim[k].sym < 0;
-      size *= t->dim[k].size;
-    }
-    if (literal && size <= ONLINE_BLOCK)
+    if (!head_ok(B, i))
       continue;
     if (!users) {
       users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
@@ -230,6 +252,7 @@ void cg_online_form(Body *B, int n) {
 
 typedef struct Online {
   Inst *m;
+  LLVMValueRef row; /* by rows: the row being computed (else NULL) */
   Inst *mem[ONLINE_MAX_MEMBERS]; /* the sums */
   int nmem;
   LLVMTypeRef t, d;              /* element type, f64 */
@@ -331,12 +354,25 @@ static void set_shifts(Body *B, const Inst *m, const Inst *x, const Inst *e, LLV
   Slot *s = cg_slot(B, e);
   if (e->op == OP_param || s->has_buf)
     return;
-  if (e->op == OP_sub && e->args[0] == x && e->args[1]->op == OP_broadcast && e->args[1]->args[0] == m) {
+  if (shift_of(m, x, e)) {
     s->scalar = to;
     return;
   }
   for (int k = 0; k < e->nargs; k++)
     set_shifts(B, m, x, e->args[k], to);
+}
+
+/* Element `lin` of the operand's space: flat, or (row, column). */
+static Idx position(Body *B, Online *o, const Inst *v, LLVMValueRef lin) {
+  Idx x = {v->type.rank <= 1 ? v->type.rank : -1, {lin}, lin};
+  if (o->row) {
+    Cg *g = B->g;
+    LLVMValueRef k = cg_dim(B, v->type.dim[1]);
+    x.rank = 2;
+    x.i[0] = o->row;
+    x.i[1] = LLVMBuildNSWSub(g->b, lin, LLVMBuildNSWMul(g->b, o->row, k, ""), "");
+  }
+  return x;
 }
 
 /* One block [i0, i0 + len): its max, its sums, merged into st -- or, with
@@ -349,8 +385,7 @@ static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef l
   LLVMBuildStore(g->b, fconst(o->t, -__builtin_inf()), bm);
   void *L;
   LLVMValueRef j = cg_loop_begin(B, len, &L);
-  Idx ix = {x->type.rank <= 1 ? x->type.rank : -1, {LLVMBuildNSWAdd(g->b, i0, j, "")}, NULL};
-  ix.lin = ix.i[0];
+  Idx ix = position(B, o, x, LLVMBuildNSWAdd(g->b, i0, j, ""));
   LLVMBuildStore(g->b, cg_combine(g, OP_max, load(g, o->t, bm), cg_eval(B, x, &ix)), bm);
   cg_loop_end(B, L);
   LLVMValueRef bmv = LLVMBuildLoad2(g->b, o->t, bm, "bmax");
@@ -368,8 +403,7 @@ static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef l
   j = cg_loop_begin(B, len, &L);
   for (int k = 0; k < o->nmem; k++) {
     const Inst *e = o->mem[k]->args[0];
-    Idx y = {e->type.rank <= 1 ? e->type.rank : -1, {LLVMBuildNSWAdd(g->b, i0, j, "")}, NULL};
-    y.lin = y.i[0];
+    Idx y = position(B, o, e, LLVMBuildNSWAdd(g->b, i0, j, ""));
     LLVMBuildStore(g->b, cg_combine(g, OP_sum, load(g, o->t, acc[k]), cg_eval(B, e, &y)), acc[k]);
     if (cg_slot(B, o->mem[k])->okind == OK_LIN) { /* its coefficients: x - m read as 1 */
       set_shifts(B, o->m, x, e, fconst(o->t, 1));
@@ -478,6 +512,56 @@ static void online_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   store_state(g, o, &all, o->fin_m, o->fin_v, NULL, NULL);
 }
 
+/* The results at position `at` (0, or the row) from totals m, v[] (f64),
+ * over `count` elements; returns them in r[] (element type). */
+static void results(Body *B, Online *o, LLVMValueRef m, LLVMValueRef *v, LLVMValueRef count,
+                    LLVMValueRef at, LLVMValueRef *r) {
+  Cg *g = B->g;
+  cg_store(B, o->m->type.dtype, cg_slot(B, o->m)->buf, at, m);
+  /* the max is -inf: every x - m is NaN (or there is no element) */
+  LLVMValueRef nan_shift = LLVMBuildAnd(g->b, fcmp(g, LLVMRealOEQ, m, fconst(o->t, -__builtin_inf())),
+                                        LLVMBuildICmp(g->b, LLVMIntSGT, count, i64c(g, 0), ""), "");
+  for (int k = 0; k < o->nmem; k++) {
+    Slot *s = cg_slot(B, o->mem[k]);
+    r[k] = v[k];
+    if (o->t != o->d)
+      r[k] = LLVMBuildFPTrunc(g->b, r[k], o->t, "");
+    if (s->okind != OK_PLAIN)
+      r[k] = LLVMBuildSelect(g->b, nan_shift, fconst(o->t, __builtin_nan("")), r[k], "");
+    cg_store(B, o->mem[k]->type.dtype, s->buf, at, r[k]);
+  }
+}
+
+/* By rows: each row of [lo, hi) block after block, its results stored;
+ * on the pool, chunks of rows (rows are independent: no partials). */
+static void rows_version(Body *B, void *ctx, LLVMValueRef total, bool on) {
+  (void)total;
+  Online *o = ctx;
+  Cg *g = B->g;
+  const Type *t = &o->m->args[0]->type;
+  Par par;
+  LLVMValueRef n = cg_dim(B, t->dim[0]);
+  if (on)
+    cg_par_begin_blocks(B, n, 2, 256, 1, &par);
+  LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
+  LLVMValueRef k = cg_dim(B, t->dim[1]);
+  void *L;
+  LLVMValueRef r = LLVMBuildNSWAdd(g->b, lo, cg_loop_begin(B, LLVMBuildNSWSub(g->b, hi, lo, ""), &L), "row");
+  o->row = r;
+  State st;
+  state_init(B, o, &st);
+  LLVMValueRef base = LLVMBuildNSWMul(g->b, r, k, "");
+  blocks(B, o, &st, base, LLVMBuildNSWAdd(g->b, base, k, ""));
+  LLVMValueRef v[ONLINE_MAX_MEMBERS], out[ONLINE_MAX_MEMBERS];
+  for (int m = 0; m < o->nmem; m++)
+    v[m] = load(g, o->d, st.v[m]);
+  results(B, o, load(g, o->t, st.m), v, k, r, out);
+  cg_loop_end(B, L);
+  o->row = NULL;
+  if (on)
+    cg_par_end(B, &par);
+}
+
 void cg_online_emit(Body *B, Inst *head) {
   Cg *g = B->g;
   Online o = {.m = head, .d = g->f64};
@@ -485,28 +569,24 @@ void cg_online_emit(Body *B, Inst *head) {
   for (Inst *j = head->next; j; j = j->next)
     if (cg_slot(B, j)->online == head->id && j != head)
       o.mem[o.nmem++] = j;
+  LLVMValueRef n = cg_numel(B, &head->args[0]->type);
+  Slot *ms = cg_slot(B, head);
+  ms->computed = true;
+  for (int k = 0; k < o.nmem; k++)
+    cg_slot(B, o.mem[k])->computed = true;
+  if (head->type.rank == 1) {
+    cg_versions(B, n, rows_version, &o);
+    return;
+  }
   o.fin_m = cg_entry_alloca(B, o.t);
   for (int k = 0; k < o.nmem; k++)
     o.fin_v[k] = cg_entry_alloca(B, o.d);
-  LLVMValueRef n = cg_numel(B, &head->args[0]->type);
   cg_versions(B, n, online_version, &o);
-  Slot *ms = cg_slot(B, head);
-  LLVMValueRef m = load(g, o.t, o.fin_m);
-  ms->computed = true;
+  LLVMValueRef m = load(g, o.t, o.fin_m), v[ONLINE_MAX_MEMBERS], r[ONLINE_MAX_MEMBERS];
+  for (int k = 0; k < o.nmem; k++)
+    v[k] = load(g, o.d, o.fin_v[k]);
+  results(B, &o, m, v, n, i64c(g, 0), r);
   ms->scalar = m;
-  cg_store(B, head->type.dtype, ms->buf, i64c(g, 0), m);
-  /* the max is -inf: every x - m is NaN (or there is no element) */
-  LLVMValueRef nan_shift = LLVMBuildAnd(g->b, fcmp(g, LLVMRealOEQ, m, fconst(o.t, -__builtin_inf())),
-                                        LLVMBuildICmp(g->b, LLVMIntSGT, n, i64c(g, 0), ""), "");
-  for (int k = 0; k < o.nmem; k++) {
-    Slot *s = cg_slot(B, o.mem[k]);
-    LLVMValueRef r = load(g, o.d, o.fin_v[k]);
-    if (o.t != o.d)
-      r = LLVMBuildFPTrunc(g->b, r, o.t, "");
-    if (s->okind != OK_PLAIN)
-      r = LLVMBuildSelect(g->b, nan_shift, fconst(o.t, __builtin_nan("")), r, "");
-    s->computed = true;
-    s->scalar = r;
-    cg_store(B, o.mem[k]->type.dtype, s->buf, i64c(g, 0), r);
-  }
+  for (int k = 0; k < o.nmem; k++)
+    cg_slot(B, o.mem[k])->scalar = r[k];
 }

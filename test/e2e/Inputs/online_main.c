@@ -4,7 +4,8 @@
  * sampled ones; shapes, not invariant under a shift,
  * against its gradient with the max held), the f32 loss against the f64 formula, the same bits on 1
  * and 2 threads, and non-finite inputs (a block of -inf, +inf, NaN, all
- * -inf) against the plain formula. */
+ * -inf) against the plain formula. `prog rows R`: the same for R rows of
+ * 8200 by rows (rrows, rxent). */
 #include <string.h>
 
 #include "online.h"
@@ -107,7 +108,98 @@ static void check_special(const char *what) {
   free(d.data);
 }
 
+/* By rows (rrows, rxent: rows of K = 8200, two blocks and a partial one). */
+enum { K = 8200 };
+
+static double row_ref(const double *Z, const double *Y) {
+  return xent_ref(Z, Y, K);
+}
+
+static double rxent_loss(void) {
+  CHECK_EQ_INT(rxent(&z, &y, &out), SG_OK);
+  return sgt_get(&out, 0);
+}
+
+static int rows_main(int64_t R) {
+  z = sgt_tensor(SG_F64, 2, (int64_t[]){R, K});
+  y = sgt_tensor(SG_F64, 2, (int64_t[]){R, K});
+  out = sgt_scalar(SG_F64);
+  sg_tensor per = sgt_tensor(SG_F64, 1, (int64_t[]){R}), dz = sgt_tensor(SG_F64, 2, (int64_t[]){R, K});
+  sg_tensor dz2 = sgt_tensor(SG_F64, 2, (int64_t[]){R, K}), o2 = sgt_scalar(SG_F64);
+  sgt_fill(&z, -8, 30);
+  sgt_fill(&y, 0.1, 1);
+  double *Z = z.data, *Y = y.data, want = 0;
+  for (int64_t r = 0; r < R; r++)
+    want += row_ref(Z + r * K, Y + r * K);
+  CHECK_CLOSE(rxent_loss(), want, 1e-11);
+  printf("ok: rows: value\n");
+  /* gradient: -y + sum(y) softmax(z) per row; and central differences at 24
+   * elements (the loss is invariant under a shift of a row) */
+  sg_set_num_threads(1);
+  CHECK_EQ_INT(rxent_grad(&z, &y, &out, &dz), SG_OK);
+  double *g = calloc((size_t)(R * K + 1), sizeof(double));
+  for (int64_t r = 0; r < R; r++) {
+    double m = -INFINITY, s = 0, sy = 0;
+    for (int64_t j = 0; j < K; j++)
+      m = fmax(m, Z[r * K + j]);
+    for (int64_t j = 0; j < K; j++) {
+      s += exp(Z[r * K + j] - m);
+      sy += Y[r * K + j];
+    }
+    for (int64_t j = 0; j < K; j++)
+      g[r * K + j] = sy * exp(Z[r * K + j] - m) / s - Y[r * K + j];
+  }
+  CHECK_GRAD_VS(&dz, g, "-y + sum(y) softmax(z)", 1e-10);
+  double err = 0, scale = 1;
+  for (int k = 0; k < 24 && R > 0; k++) {
+    int64_t i = (int64_t)(sgt_uniform(0, 1) * (double)(R * K));
+    double x = Z[i], h = 1e-5 * fmax(1.0, fabs(x));
+    Z[i] = x + h;
+    double up = rxent_loss();
+    Z[i] = x - h;
+    double down = rxent_loss();
+    Z[i] = x;
+    err = fmax(err, fabs((up - down) / (2 * h) - g[i]));
+    scale = fmax(scale, fabs(g[i]));
+  }
+  if (!(err <= 1e-6 * scale))
+    printf("FAIL: central differences differ by %g (scale %g)\n", err, scale);
+  CHECK(err <= 1e-6 * scale);
+  printf("ok: rows: d_z matches finite differences at 24 elements\n");
+  CHECK_EQ_INT(rxent_grad(&z, &y, &out, &dz), SG_OK);
+  sg_set_num_threads(2);
+  CHECK_EQ_INT(rxent_grad(&z, &y, &o2, &dz2), SG_OK);
+  CHECK(memcmp(out.data, o2.data, 8) == 0);
+  CHECK(memcmp(dz.data, dz2.data, (size_t)(R * K) * 8) == 0);
+  printf("ok: rows: the same bits on 1 and 2 threads\n");
+  /* non-finite rows, each against the plain formula */
+  if (R >= 5) {
+    for (int64_t j = 0; j < K; j++)
+      Z[0 * K + j] = -INFINITY;
+    Z[1 * K + 5000] = INFINITY;
+    Z[2 * K + 17] = NAN;
+    for (int64_t j = 0; j < 4096; j++)
+      Z[3 * K + j] = -INFINITY;
+    CHECK_EQ_INT(rrows(&z, &y, &per), SG_OK);
+    for (int64_t r = 0; r < R; r++)
+      CHECK_CLOSE(sgt_get(&per, r), row_ref(Z + r * K, Y + r * K), 1e-10);
+    printf("ok: rows: -inf, +inf, NaN rows as the plain formula\n");
+  }
+  free(g);
+  free(z.data);
+  free(y.data);
+  free(per.data);
+  free(dz.data);
+  free(dz2.data);
+  free(o2.data);
+  free(out.data);
+  printf(sgt_failures ? "%d checks failed\n" : "all checks passed\n", sgt_failures);
+  return sgt_failures != 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "rows"))
+    return rows_main(atoll(argv[2]));
   N = argc > 1 ? atoll(argv[1]) : 1000;
   z = sgt_tensor(SG_F64, 1, (int64_t[]){N});
   y = sgt_tensor(SG_F64, 1, (int64_t[]){N});
