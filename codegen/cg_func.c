@@ -88,13 +88,26 @@ typedef struct Loop {
   LLVMBasicBlockRef header, exit;
   LLVMValueRef iv;
   bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
+  bool once;       /* [0, 1): no loop, the body runs once at index 0 */
 } Loop;
 
-/* A loop over [lo, hi); returns its index. */
+/* A loop over [lo, hi); returns its index. Scalars are loops over
+ * [0, 1), and a long chain of them (`x ** x ** ...`) would be thousands of
+ * one-trip loops for LLVM to simplify one by one: those are a block of
+ * straight-line code instead (a block of its own, which cg_split.c can
+ * move). */
 static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L) {
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   L->short_trip = false;
+  L->once = LLVMIsAConstantInt(lo) && LLVMConstIntGetSExtValue(lo) == 0 &&
+            LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) == 1;
+  if (L->once) {
+    L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "once");
+    LLVMBuildBr(g->b, L->exit);
+    LLVMPositionBuilderAtEnd(g->b, L->exit);
+    return L->iv = lo;
+  }
   L->header = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "loop");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "body");
   L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "done");
@@ -130,6 +143,12 @@ static void small_trip_hint(Cg *g, LLVMValueRef br) {
 
 static void loop_close(Body *B, Loop *L) {
   Cg *g = B->g;
+  if (L->once) {
+    L->exit = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "done");
+    LLVMBuildBr(g->b, L->exit);
+    LLVMPositionBuilderAtEnd(g->b, L->exit);
+    return;
+  }
   LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMValueRef br = LLVMBuildBr(g->b, L->header);

@@ -1,0 +1,751 @@
+/* Calls (spec sections 4 and 6): built-in operations by name (reductions,
+ * shape operations, constructors, random numbers), calls of user functions
+ * with their sizes unified argument by argument, and grad(f, wrt=...)(...). */
+#include "lower_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- builtins ---- */
+
+static const struct Builtin builtins[] = {
+    {"exp", B_UNARY, OP_exp},         {"log", B_UNARY, OP_log},
+    {"log1p", B_UNARY, OP_log1p},     {"expm1", B_UNARY, OP_expm1},
+    {"sqrt", B_UNARY, OP_sqrt},       {"rsqrt", B_UNARY, OP_rsqrt},
+    {"square", B_UNARY, OP_square},   {"sin", B_UNARY, OP_sin},
+    {"cos", B_UNARY, OP_cos},         {"tanh", B_UNARY, OP_tanh},
+    {"sigmoid", B_UNARY, OP_sigmoid}, {"softplus", B_UNARY, OP_softplus},
+    {"relu", B_UNARY, OP_relu},       {"abs", B_UNARY, OP_abs},
+    {"sign", B_UNARY, OP_sign},       {"floor", B_UNARY, OP_floor},
+    {"ceil", B_UNARY, OP_ceil},       {"round", B_UNARY, OP_round},
+    {"pow", B_BINARY, OP_pow},        {"maximum", B_BINARY, OP_maximum},
+    {"minimum", B_BINARY, OP_minimum},
+    {"sum", B_REDUCE, OP_sum},        {"max", B_REDUCE, OP_max},
+    {"min", B_REDUCE, OP_min},        {"mean", B_MEAN, OP_sum},
+    {"select", B_SELECT, OP_select},  {"transpose", B_TRANSPOSE, OP_transpose},
+    {"reshape", B_RESHAPE, OP_reshape}, {"broadcast", B_BROADCAST, OP_broadcast},
+    {"zeros_like", B_ZEROS, OP_const}, {"ones_like", B_ONES, OP_const},
+    {"stop_gradient", B_STOP, OP_stop_gradient}, {"grad", B_GRAD, OP_grad},
+    {"take", B_TAKE, OP_gather}, {"take_along_axis", B_TAKE_ALONG, OP_take_along},
+    {"zeros", B_MAKE, OP_const},      {"ones", B_MAKE, OP_const},
+    {"full", B_FULL, OP_broadcast},   {"arange", B_ARANGE, OP_arange},
+    {"argmax", B_ARG, OP_argmax},     {"argmin", B_ARG, OP_argmin},
+    {"uniform", B_RANDOM, OP_uniform}, {"normal", B_RANDOM, OP_normal},
+    {"split", B_SPLIT, OP_split},
+};
+
+const struct Builtin *lw_find_builtin(const char *name) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0)
+      return &builtins[i];
+  return NULL;
+}
+
+static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi);
+
+/* ---- calls ---- */
+
+static int count_positional(Expr *call) {
+  int n = 0;
+  for (Arg *a = call->args; a; a = a->next)
+    n += a->kw == NULL;
+  return n;
+}
+
+Arg *lw_nth_positional(Expr *call, int n) {
+  for (Arg *a = call->args; a; a = a->next)
+    if (!a->kw && n-- == 0)
+      return a;
+  return NULL;
+}
+
+/* Positional count in [lo, hi], keywords from `kws` (NULL-terminated) only,
+ * no keyword twice, positionals before keywords. */
+bool lw_check_arity(Ctx *c, Expr *call, const char *fname, int lo, int hi,
+                        const char *const *kws) {
+  bool ok = true, seen_kw = false;
+  for (Arg *a = call->args; a; a = a->next) {
+    if (!a->kw) {
+      if (seen_kw) {
+        ERR(c, a->loc, "positional argument after a keyword argument");
+        ok = false;
+      }
+      continue;
+    }
+    seen_kw = true;
+    bool known = false;
+    for (int k = 0; kws && kws[k]; k++)
+      known |= strcmp(kws[k], a->kw) == 0;
+    if (!known) {
+      if (kws && kws[0])
+        ERR(c, a->loc, "unknown keyword argument '%s' to '%s' (it takes '%s')", a->kw, fname,
+            kws[0]);
+      else
+        ERR(c, a->loc, "'%s' takes no keyword arguments", fname);
+      ok = false;
+    }
+    for (Arg *b = call->args; b != a; b = b->next)
+      if (b->kw && strcmp(b->kw, a->kw) == 0) {
+        ERR(c, a->loc, "keyword argument '%s' given twice", a->kw);
+        ok = false;
+      }
+  }
+  int n = count_positional(call);
+  if (ok && (n < lo || n > hi)) {
+    if (lo == hi)
+      ERR(c, call->loc, "'%s' takes %d argument%s, got %d", fname, lo, lo == 1 ? "" : "s", n);
+    else
+      ERR(c, call->loc, "'%s' takes %d or %d arguments, got %d", fname, lo, hi, n);
+    ok = false;
+  }
+  return ok;
+}
+
+Arg *lw_keyword(Expr *call, const char *kw) {
+  for (Arg *a = call->args; a; a = a->next)
+    if (a->kw && strcmp(a->kw, kw) == 0)
+      return a;
+  return NULL;
+}
+
+/* A tensor-valued argument (not a shape list, not a function name). */
+Val lw_value_arg(Ctx *c, Expr *e) {
+  if (e->kind == EX_SHAPE) {
+    ERR(c, e->loc, "a shape list like [2, n] is only valid as the shape argument of "
+                   "reshape, broadcast or transpose");
+    return BAD;
+  }
+  return lower_expr(c, e);
+}
+
+/* An integer literal, possibly negated: axis=-1. */
+bool lw_int_literal(Expr *e, int64_t *out) {
+  int sign = 1;
+  if (e->kind == EX_NEG) {
+    sign = -1;
+    e = e->lhs;
+  }
+  if (e->kind != EX_NUMBER || e->num != floor(e->num) || fabs(e->num) > 1e9)
+    return false;
+  *out = sign * (int64_t)e->num;
+  return true;
+}
+
+/* The `axis=K` of a call on a rank-`rank` operand, as 0..rank-1 in *k
+ * (-1 when absent); false after reporting a bad one. */
+static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
+  Arg *ax = lw_keyword(call, "axis");
+  *k = -1;
+  if (!ax)
+    return true;
+  int64_t v;
+  if (!lw_int_literal(ax->value, &v)) {
+    ERR(c, ax->value->loc, "axis must be an integer literal");
+    return false;
+  }
+  if (v < -rank || v >= rank) {
+    if (rank == 0)
+      ERR(c, ax->value->loc, "axis %lld is out of range: the operand is a scalar", (long long)v);
+    else
+      ERR(c, ax->value->loc, "axis %lld is out of range for rank %d (valid: %d to %d)",
+          (long long)v, rank, -rank, rank - 1);
+    return false;
+  }
+  *k = (int)(v < 0 ? v + rank : v);
+  return true;
+}
+
+/* The operand of a reduction along an optional axis, f(x, axis=K): one
+ * value, not bool (BAD after saying why). */
+static Val reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
+  static const char *const kws[] = {"axis", NULL};
+  if (!lw_check_arity(c, call, bi->name, 1, 1, kws))
+    return BAD;
+  Val x = lw_value_arg(c, lw_nth_positional(call, 0)->value);
+  if (x.v && !lw_not_bool(c, x, call->loc))
+    return BAD;
+  return x;
+}
+
+static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+  Val x = reduce_operand(c, call, bi);
+  if (!x.v)
+    return BAD;
+  if (bi->kind == B_MEAN && !lw_need_float(c, x, call->loc, "'mean'"))
+    return BAD;
+  int rank = x.v->type.rank, k;
+  if (!axis_arg(c, call, rank, &k))
+    return BAD;
+  unsigned axes = k < 0 ? (1u << rank) - 1 : 1u << k;
+  if (rank == 0)
+    return x;
+  Inst *r = ir_reduce(&c->b, bi->op, x.v, axes);
+  if (bi->kind == B_MEAN) {
+    Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
+    r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
+  }
+  return (Val){.v = r, .weak = x.weak};
+}
+
+/* reshape(x, [dims]) / broadcast(x, [dims]) / transpose(x, [perm]) */
+static bool shape_list(Ctx *c, Arg *a, const char *fname, Expr **out) {
+  if (a->value->kind != EX_SHAPE) {
+    ERR(c, a->value->loc, "the second argument of '%s' must be a list like [2, n]", fname);
+    return false;
+  }
+  *out = a->value;
+  return true;
+}
+
+static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
+  bool is_t = bi->kind == B_TRANSPOSE;
+  if (!lw_check_arity(c, call, bi->name, is_t ? 1 : 2, 2, NULL))
+    return BAD;
+  Val x = lw_value_arg(c, lw_nth_positional(call, 0)->value);
+  if (!x.v || !lw_not_bool(c, x, call->loc))
+    return BAD;
+  const Type *xt = &x.v->type;
+  Expr *list = NULL;
+  if (count_positional(call) == 2 && !shape_list(c, lw_nth_positional(call, 1), bi->name, &list))
+    return BAD;
+  if (is_t) {
+    int perm[IR_MAX_RANK];
+    if (!list) {
+      for (int k = 0; k < xt->rank; k++)
+        perm[k] = xt->rank - 1 - k;
+    } else {
+      if (list->ndims != xt->rank) {
+        ERR(c, list->loc, "transpose of a rank-%d tensor needs %d axes, got %d", xt->rank,
+            xt->rank, list->ndims);
+        return BAD;
+      }
+      unsigned seen = 0;
+      int k = 0;
+      for (AstDim *d = list->dims; d; d = d->next, k++) {
+        if (d->name || d->op || d->bad || d->size >= xt->rank || (seen & (1u << d->size))) {
+          ERR(c, d->loc, "transpose needs a permutation of the axes 0 to %d", xt->rank - 1);
+          return BAD;
+        }
+        seen |= 1u << d->size;
+        perm[k] = (int)d->size;
+      }
+    }
+    return (Val){.v = xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), .weak = x.weak};
+  }
+  Type to = ir_scalar(xt->dtype);
+  if (!lower_dims(c, list->dims, list->ndims, list->loc, false, &to))
+    return BAD;
+  if (bi->kind == B_RESHAPE) {
+    if (!ir_reshape_ok(c->m, xt, &to)) {
+      ERR(c, call->loc, "cannot reshape %s to %s: the number of elements differs", lw_dstr(c, xt),
+          lw_dstr(c, &to));
+      return BAD;
+    }
+    return (Val){.v = ir_reshape(&c->b, x.v, &to), .weak = x.weak};
+  }
+  if (!ir_can_broadcast_to(xt, &to)) {
+    ERR(c, call->loc, "cannot broadcast %s to %s", lw_dstr(c, xt), lw_dstr(c, &to));
+    return BAD;
+  }
+  return (Val){.v = ir_broadcast(&c->b, x.v, &to), .weak = x.weak};
+}
+
+/* Bind the callee's sizes to the caller's, argument by argument. */
+static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
+  Function *callee = fn->ir;
+  for (int s = 0; s < c->m->nsyms; s++)
+    map[s] = (Dim){-1, -2}; /* unbound */
+  bool ok = true;
+  int *binder = xmalloc(sizeof(int) * (size_t)(c->m->nsyms + 1));
+  for (int k = 0; k < callee->nparams; k++) {
+    Inst *p = callee->params[k];
+    Loc loc = lw_nth_positional(call, k)->value->loc;
+    if (!args[k].v || !lw_not_bool(c, args[k], loc)) {
+      ok = false;
+      continue;
+    }
+    if (!lw_weak_fits(c, args[k], p->type.dtype, loc)) {
+      ok = false;
+      continue;
+    }
+    args[k] = lw_concrete(c, args[k], p->type.dtype);
+    const Type *at = &args[k].v->type;
+    if (at->dtype != p->type.dtype) {
+      ERR(c, loc, "argument '%s' of '%s' must be %s, got %s; convert it with %s(...)", p->name,
+          callee->name, ir_dtype_name(p->type.dtype), ir_dtype_name(at->dtype),
+          ir_dtype_name(p->type.dtype));
+      ok = false;
+      continue;
+    }
+    bool fits = at->rank == p->type.rank;
+    int bad = -1; /* the dimension that does not fit */
+    for (int j = 0; fits && j < at->rank; j++) {
+      Dim want = p->type.dim[j];
+      if (want.sym < 0)
+        fits = ir_dim_eq(want, at->dim[j]);
+      else if (map[want.sym].sym == -2) {
+        map[want.sym] = at->dim[j];
+        binder[want.sym] = k;
+      } else
+        fits = ir_dim_eq(map[want.sym], at->dim[j]);
+      if (!fits)
+        bad = j;
+    }
+    if (!fits) {
+      char buf[512];
+      const char *with = "", *hint = "";
+      if (bad >= 0) {
+        Dim want = p->type.dim[bad], got = at->dim[bad];
+        Dim other = want.sym >= 0 ? map[want.sym] : want;
+        if (want.sym >= 0) {
+          Type one = ir_scalar(DT_F32);
+          one.rank = 1;
+          one.dim[0] = other;
+          char ob[128];
+          ir_dims_str(c->m, &one, ob, sizeof ob);
+          ob[strlen(ob) - 1] = 0;
+          with = arena_printf(c->m->arena, " with %s = %s (bound by '%s')", c->m->syms[want.sym],
+                              ob + 1, callee->params[binder[want.sym]]->name);
+        }
+        if (other.sym >= 0 || got.sym >= 0)
+          hint = " (sizes with different names are never assumed equal)";
+      }
+      ERR(c, loc, "argument '%s' of '%s' has shape %s, which does not match %s%s%s", p->name,
+          callee->name, lw_dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf), with, hint);
+      ok = false;
+    }
+  }
+  free(binder);
+  return ok;
+}
+
+static Type subst_type(Module *m, const Type *t, const Dim *map) {
+  Type r = *t;
+  for (int j = 0; j < t->rank; j++)
+    if (!ir_subst_dim(m, t->dim[j], map, &r.dim[j]))
+      die("size expression too large after substitution");
+  return r;
+}
+
+/* f(args) for a user function, or grad(f, wrt=p)(args) when wrt >= 0. */
+/* f(args) for a user function: one `call` per result wanted (result k is
+ * call {result=k}; inlining makes them one copy again, through CSE), into
+ * outs[0..nouts); or grad(f, wrt=p)(args) when wrt >= 0. */
+bool lower_user_call_n(Ctx *c, Expr *call, FnInfo *fn, int wrt, Val *outs, int nouts) {
+  if (!lw_check_arity(c, call, fn->ast->name, fn->ast->nparams, fn->ast->nparams, NULL))
+    return false;
+  if (!fn->sig_ok)
+    return false;
+  int n = fn->ast->nparams;
+  Val *args = ARENA_ARRAY(c->m->arena, Val, n > 0 ? n : 1);
+  bool ok = true;
+  for (int k = 0; k < n; k++) {
+    args[k] = lw_value_arg(c, lw_nth_positional(call, k)->value);
+    ok &= args[k].v != NULL;
+  }
+  Dim *map = ARENA_ARRAY(c->m->arena, Dim, c->m->nsyms + 1);
+  if (!ok || !unify_call(c, call, fn, args, map))
+    return false;
+  Inst **vs = ARENA_ARRAY(c->m->arena, Inst *, n > 0 ? n : 1);
+  for (int k = 0; k < n; k++)
+    vs[k] = args[k].v;
+  for (int r = 0; r < nouts; r++) {
+    const Type *rt = wrt >= 0 ? &fn->ir->params[wrt]->type : &fn->ir->results[r]->type;
+    Type t = subst_type(c->m, rt, map);
+    Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
+    i->callee = fn->ir;
+    i->wrt = wrt >= 0 ? wrt : r;
+    outs[r] = (Val){.v = i, .weak = false};
+  }
+  return true;
+}
+
+static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
+  if (wrt < 0 && fn->ast->nrets > 1) {
+    ERR(c, call->loc, "'%s' returns %d results; bind them with let (a, b) = %s(...)",
+        fn->ast->name, fn->ast->nrets, fn->ast->name);
+    return BAD;
+  }
+  Val v = BAD;
+  if (!lower_user_call_n(c, call, fn, wrt, &v, 1))
+    return BAD;
+  return v;
+}
+
+/* grad(f, wrt=p)(args...) */
+static Val lower_grad_call(Ctx *c, Expr *outer) {
+  Expr *g = outer->callee;
+  static const char *const kws[] = {"wrt", NULL};
+  if (!lw_check_arity(c, g, "grad", 1, 1, kws))
+    return BAD;
+  Arg *w = lw_keyword(g, "wrt");
+  Expr *fe = lw_nth_positional(g, 0)->value;
+  if (!w) {
+    ERR(c, g->loc, "grad needs the parameter to differentiate with respect to: "
+                   "grad(f, wrt=x)");
+    return BAD;
+  }
+  if (fe->kind != EX_NAME || !lw_find_fn(c, fe->name)) {
+    ERR(c, fe->loc, "the first argument of grad must be the name of a function");
+    return BAD;
+  }
+  FnInfo *fn = lw_find_fn(c, fe->name);
+  if (w->value->kind != EX_NAME) {
+    ERR(c, w->value->loc, "wrt= must name a parameter of '%s'", fn->ast->name);
+    return BAD;
+  }
+  int k = 0;
+  Param *p = fn->ast->params;
+  for (; p && strcmp(p->name, w->value->name) != 0; p = p->next)
+    k++;
+  if (!p) {
+    ERR(c, w->value->loc, "'%s' has no parameter named '%s'", fn->ast->name, w->value->name);
+    return BAD;
+  }
+  if (p->is_const) {
+    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': it is declared const",
+        p->name);
+    return BAD;
+  }
+  if (p->type.dtype == AST_I32) {
+    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': i32 values have no "
+                          "gradient", p->name);
+    return BAD;
+  }
+  if (fn->ast->nrets > 1) {
+    ERR(c, fe->loc, "grad needs a function with one float scalar result; '%s' returns %d "
+                    "results", fn->ast->name, fn->ast->nrets);
+    return BAD;
+  }
+  if (fn->sig_ok && fn->ast->ret.dtype == AST_I32) {
+    ERR(c, fe->loc, "grad needs a function with a float scalar result; '%s' returns %s",
+        fn->ast->name, lw_tstr(c, &fn->ir->results[0]->type));
+    return BAD;
+  }
+  if (fn->sig_ok && fn->ast->ret.rank != 0) {
+    ERR(c, fe->loc, "grad needs a function with a scalar result; '%s' returns %s",
+        fn->ast->name, lw_tstr(c, &fn->ir->results[0]->type));
+    return BAD;
+  }
+  return lower_user_call(c, outer, fn, k);
+}
+
+Val lower_call(Ctx *c, Expr *e) {
+  Expr *callee = e->callee;
+  if (callee->kind == EX_CALL && callee->callee->kind == EX_NAME &&
+      strcmp(callee->callee->name, "grad") == 0)
+    return lower_grad_call(c, e);
+  if (callee->kind == EX_DTYPE) {
+    const char *name = lw_dtype_word(callee->dtype);
+    if (callee->dtype == AST_BOOL) {
+      ERR(c, callee->loc, "there is no conversion to bool; compare instead, like x != 0");
+      return BAD;
+    }
+    if (!lw_check_arity(c, e, name, 1, 1, NULL))
+      return BAD;
+    Val x = lw_value_arg(c, lw_nth_positional(e, 0)->value);
+    if (!x.v)
+      return BAD;
+    DType dt = (DType)callee->dtype;
+    /* i32(...) of a literal saturates like any cast (a weak value is held
+     * in f64), rather than wrap as an implicit i32 literal would. */
+    if (x.weak && dt != DT_I32)
+      return lw_concrete(c, x, dt);
+    return (Val){.v = ir_convert(&c->b, x.v, dt), .weak = false};
+  }
+  if (callee->kind != EX_NAME) {
+    ERR(c, callee->loc, "only functions can be called");
+    return BAD;
+  }
+  const char *name = callee->name;
+  FnInfo *fn = lw_find_fn(c, name);
+  if (fn)
+    return lower_user_call(c, e, fn, -1);
+  const struct Builtin *bi = lw_find_builtin(name);
+  if (!bi) {
+    if (lw_lookup(c, name)) {
+      ERR(c, callee->loc, "'%s' is a value, not a function", name);
+      return BAD;
+    }
+    ERR(c, callee->loc, "unknown function '%s'", name);
+    return BAD;
+  }
+  switch (bi->kind) {
+  case B_GRAD:
+    ERR(c, e->loc, "grad(f, wrt=x) is a function: apply it to arguments, "
+                   "grad(f, wrt=x)(args...)");
+    return BAD;
+  case B_UNARY:
+  case B_STOP:
+  case B_ZEROS:
+  case B_ONES: {
+    if (!lw_check_arity(c, e, name, 1, 1, NULL))
+      return BAD;
+    Val x = lw_value_arg(c, lw_nth_positional(e, 0)->value);
+    if (!x.v || !lw_not_bool(c, x, e->loc))
+      return BAD;
+    if (bi->kind == B_ZEROS || bi->kind == B_ONES)
+      return (Val){.v = ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), .weak = x.weak, .integral = x.integral};
+    if (bi->kind == B_STOP && x.weak)
+      return x; /* a literal is a constant already */
+    if (bi->kind == B_UNARY && !(ir_ops[bi->op].flags & F_INT) &&
+        !lw_need_float(c, x, e->loc, arena_printf(c->m->arena, "'%s'", name)))
+      return BAD;
+    return (Val){.v = ir_unary(&c->b, bi->op, x.v), .weak = x.weak};
+  }
+  case B_BINARY: {
+    if (!lw_check_arity(c, e, name, 2, 2, NULL))
+      return BAD;
+    Val a = lw_value_arg(c, lw_nth_positional(e, 0)->value);
+    Val b = lw_value_arg(c, lw_nth_positional(e, 1)->value);
+    return lw_elementwise2(c, bi->op, a, b, e->loc, arena_printf(c->m->arena, "'%s'", name));
+  }
+  case B_REDUCE:
+  case B_MEAN:
+    return lower_reduce(c, e, bi);
+  case B_SELECT: {
+    if (!lw_check_arity(c, e, name, 3, 3, NULL))
+      return BAD;
+    Val cond = lower_expr(c, lw_nth_positional(e, 0)->value);
+    Val a = lw_value_arg(c, lw_nth_positional(e, 1)->value);
+    Val b = lw_value_arg(c, lw_nth_positional(e, 2)->value);
+    if (!cond.v || !a.v || !b.v)
+      return BAD;
+    if (cond.v->type.dtype != DT_BOOL) {
+      ERR(c, lw_nth_positional(e, 0)->value->loc,
+          "the condition of select must be a comparison, like x > 0");
+      return BAD;
+    }
+    if (!lw_unify_dtypes(c, &a, &b, e->loc, "select") ||
+        !lw_broadcast_pair(c, &a, &b, e->loc, "select"))
+      return BAD;
+    bool integral = a.integral && b.integral;
+    Val cv = {.v = cond.v};
+    Type ct;
+    char err[256];
+    if (!ir_broadcast_shapes(c->m, &cv.v->type, &a.v->type, &ct, err, sizeof err)) {
+      ERR(c, e->loc, "shapes %s and %s do not broadcast in select", lw_dstr(c, &cv.v->type),
+          lw_dstr(c, &a.v->type));
+      return BAD;
+    }
+    ct.dtype = DT_BOOL;
+    Type vt = ct;
+    vt.dtype = a.v->type.dtype;
+    Inst *cb = ir_broadcast(&c->b, cv.v, &ct);
+    return (Val){.v = ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
+                           ir_broadcast(&c->b, b.v, &vt)), .weak = a.weak && b.weak, .integral = integral};
+  }
+  case B_TRANSPOSE:
+  case B_RESHAPE:
+  case B_BROADCAST:
+    return lower_shape_op(c, e, bi);
+  case B_TAKE:
+  case B_TAKE_ALONG:
+    return lower_take(c, e, bi);
+  case B_MAKE:
+  case B_FULL:
+  case B_ARANGE:
+  case B_ARG:
+  case B_RANDOM:
+  case B_SPLIT:
+    return lower_ctor(c, e, bi);
+  }
+  die("unhandled builtin %s", name);
+}
+
+/* ---- constructors and positions (spec section 6) ---- */
+
+/* A size written as an expression (the argument of arange, a dim of a type
+ * argument `f32[n - 1]`, which the parser reads as an index expression) as
+ * the AstDim the type checker takes. NULL after an error. */
+static AstDim *expr_dim(Ctx *c, Expr *e) {
+  AstDim *d = ARENA_NEW(c->m->arena, AstDim);
+  d->loc = e->loc;
+  switch (e->kind) {
+  case EX_NUMBER:
+    d->bad = (e->text && strpbrk(e->text, ".eE")) || e->num != floor(e->num) || e->num > 1e15;
+    d->size = d->bad ? 0 : (int64_t)e->num;
+    return d;
+  case EX_NAME:
+    if (lw_size_sym(c, e->name) < 0 && lw_lookup(c, e->name)) {
+      ERR(c, e->loc, "'%s' is a value, not a size: sizes are literals, the function's size "
+                     "names and size expressions of them, like n - 1", e->name);
+      return NULL;
+    }
+    d->name = e->name;
+    return d;
+  case EX_BINARY:
+    if (e->op == BIN_ADD || e->op == BIN_SUB || e->op == BIN_MUL) {
+      d->op = e->op == BIN_ADD ? '+' : e->op == BIN_SUB ? '-' : '*';
+      d->lhs = expr_dim(c, e->lhs);
+      d->rhs = d->lhs ? expr_dim(c, e->rhs) : NULL;
+      return d->rhs ? d : NULL;
+    }
+    break;
+  default:
+    break;
+  }
+  ERR(c, e->loc, "a size must be a literal, a size name or a size expression like n - 1");
+  return NULL;
+}
+
+/* The type argument of a constructor: `f32` or `f32[n, h]`. */
+static bool type_arg(Ctx *c, Expr *e, const char *fname, Type *t) {
+  Expr *base = e->kind == EX_INDEX ? e->lhs : e;
+  if (base->kind != EX_DTYPE) {
+    ERR(c, e->loc, "the %s argument of '%s' must be a type, like f32[n, h] or f32%s",
+        strcmp(fname, "uniform") == 0 || strcmp(fname, "normal") == 0 ? "second" : "first", fname,
+        strcmp(fname, "zeros") == 0 ? "; zeros_like(x) takes a value"
+        : strcmp(fname, "ones") == 0 ? "; ones_like(x) takes a value" : "");
+    return false;
+  }
+  if (base->dtype == AST_BOOL) {
+    ERR(c, base->loc, "'%s' makes f32, f64 or i32 values, not bool", fname);
+    return false;
+  }
+  *t = ir_scalar((DType)base->dtype);
+  if (e->kind != EX_INDEX)
+    return true;
+  AstDim *head = NULL, **tail = &head;
+  for (Index *ix = e->index; ix; ix = ix->next) {
+    if (ix->slice) {
+      ERR(c, ix->loc, "a size must be a literal, a size name or a size expression like n - 1");
+      return false;
+    }
+    if (!(*tail = expr_dim(c, ix->pos)))
+      return false;
+    tail = &(*tail)->next;
+  }
+  return lower_dims(c, head, e->nindex, e->loc, false, t);
+}
+
+/* argmax/argmin (x, axis=K): without an axis, of x flattened. */
+static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
+  Val x = reduce_operand(c, call, bi);
+  if (!x.v)
+    return BAD;
+  int rank = x.v->type.rank, k;
+  if (!axis_arg(c, call, rank, &k))
+    return BAD;
+  bool all = k < 0;
+  k = all ? 0 : k;
+  c->b.loc = call->loc;
+  if (rank == 0) /* the one position of a scalar */
+    return (Val){.v = ir_const(&c->b, DT_I32, 0), .weak = false};
+  Inst *v = lw_concrete(c, x, DT_F32).v;
+  if (all && rank > 1) { /* the flat row-major position */
+    SizePoly n = ir_poly_const(1);
+    for (int j = 0; j < rank; j++) {
+      SizePoly d = ir_poly_of(c->m, v->type.dim[j]);
+      if (!ir_poly_mul(c->m, &n, &d, &n)) {
+        ERR(c, call->loc, "the element count of this tensor is too large a size expression");
+        return BAD;
+      }
+    }
+    Type flat = ir_scalar(v->type.dtype);
+    flat.rank = 1;
+    flat.dim[0] = ir_poly_dim(c->m, &n);
+    v = ir_reshape(&c->b, v, &flat);
+  }
+  if (ir_dim_is(v->type.dim[k], 0)) {
+    ERR(c, call->loc, "'%s' along an axis of size 0 has no position", bi->name);
+    return BAD;
+  }
+  Type t = ir_reduce_type(&v->type, 1u << k);
+  t.dtype = DT_I32;
+  Inst *r = ir_new_inst(&c->b, bi->op, t, &v, 1);
+  r->axes = 1u << k;
+  return (Val){.v = r, .weak = false};
+}
+
+/* The key of uniform, normal and split: an i32 value (a literal becomes one). */
+static Inst *key_arg(Ctx *c, Expr *e, const char *fname) {
+  Val k = lw_value_arg(c, e);
+  if (!k.v)
+    return NULL;
+  if (k.weak && k.integral)
+    return lw_concrete(c, k, DT_I32).v;
+  if (k.weak || k.v->type.dtype != DT_I32) {
+    ERR(c, e->loc, "the key of '%s' must be i32, not %s; convert it with i32(x)", fname,
+        k.weak ? "a number with a '.' or an exponent" : ir_dtype_name(k.v->type.dtype));
+    return NULL;
+  }
+  return k.v;
+}
+
+static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi) {
+  const char *name = bi->name;
+  Type t;
+  switch (bi->kind) {
+  case B_RANDOM: {
+    if (!lw_check_arity(c, call, name, 2, 2, NULL))
+      return BAD;
+    Inst *key = key_arg(c, lw_nth_positional(call, 0)->value, name);
+    if (!key || !type_arg(c, lw_nth_positional(call, 1)->value, name, &t))
+      return BAD;
+    if (!ir_is_float(t.dtype)) {
+      Expr *te = lw_nth_positional(call, 1)->value;
+      ERR(c, te->kind == EX_INDEX ? te->lhs->loc : te->loc, "'%s' makes f32 or f64 values, not %s",
+          name, ir_dtype_name(t.dtype));
+      return BAD;
+    }
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, bi->op, t, &key, 1), .weak = false};
+  }
+  case B_SPLIT: {
+    if (!lw_check_arity(c, call, name, 2, 2, NULL))
+      return BAD;
+    Inst *key = key_arg(c, lw_nth_positional(call, 0)->value, name);
+    Expr *ne = lw_nth_positional(call, 1)->value;
+    AstDim *d = key ? expr_dim(c, ne) : NULL;
+    t = ir_scalar(DT_I32);
+    if (!d || !lower_dims(c, d, 1, ne->loc, false, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, OP_split, t, &key, 1), .weak = false};
+  }
+  case B_MAKE:
+    if (!lw_check_arity(c, call, name, 1, 1, NULL) ||
+        !type_arg(c, lw_nth_positional(call, 0)->value, name, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_const_like(&c->b, &t, strcmp(name, "ones") == 0), .weak = false};
+  case B_FULL: {
+    if (!lw_check_arity(c, call, name, 2, 2, NULL) ||
+        !type_arg(c, lw_nth_positional(call, 0)->value, name, &t))
+      return BAD;
+    Expr *ve = lw_nth_positional(call, 1)->value;
+    Val v = lw_value_arg(c, ve);
+    if (!v.v || !lw_not_bool(c, v, ve->loc) || !lw_weak_fits(c, v, t.dtype, ve->loc))
+      return BAD;
+    v = lw_concrete(c, v, t.dtype);
+    if (v.v->type.dtype != t.dtype) {
+      ERR(c, ve->loc, "the value of 'full' must be %s like its type, got %s; convert it with "
+                      "%s(...)", ir_dtype_name(t.dtype), ir_dtype_name(v.v->type.dtype),
+          ir_dtype_name(t.dtype));
+      return BAD;
+    }
+    if (!ir_can_broadcast_to(&v.v->type, &t)) {
+      ERR(c, ve->loc, "cannot broadcast %s to %s in 'full'", lw_dstr(c, &v.v->type), lw_dstr(c, &t));
+      return BAD;
+    }
+    c->b.loc = call->loc;
+    return (Val){.v = ir_broadcast(&c->b, v.v, &t), .weak = false};
+  }
+  case B_ARANGE: {
+    if (!lw_check_arity(c, call, name, 1, 1, NULL))
+      return BAD;
+    Expr *ne = lw_nth_positional(call, 0)->value;
+    AstDim *d = expr_dim(c, ne);
+    t = ir_scalar(DT_I32);
+    if (!d || !lower_dims(c, d, 1, ne->loc, false, &t))
+      return BAD;
+    c->b.loc = call->loc;
+    return (Val){.v = ir_new_inst(&c->b, OP_arange, t, NULL, 0), .weak = false};
+  }
+  default:
+    return lower_argreduce(c, call, bi);
+  }
+}
+
