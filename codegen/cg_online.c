@@ -462,22 +462,8 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
 static void online_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   Online *o = ctx;
   Cg *g = B->g;
-  if (!on) {
-    /* a call within one block (a 10-element softmax) pays for no merging */
-    LLVMBasicBlockRef one = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "one_block");
-    LLVMBasicBlockRef many = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "blocks");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "online_done");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLE, n, i64c(g, ONLINE_BLOCK), ""), one, many);
-    LLVMPositionBuilderAtEnd(g->b, one);
+  if (!on) { /* a call within one block (a 10-element softmax): no merging */
     block(B, o, NULL, i64c(g, 0), n);
-    LLVMBuildBr(g->b, join);
-    LLVMPositionBuilderAtEnd(g->b, many);
-    State st;
-    state_init(B, o, &st);
-    blocks(B, o, &st, i64c(g, 0), n);
-    store_state(g, o, &st, o->fin_m, o->fin_v, NULL, NULL);
-    LLVMBuildBr(g->b, join);
-    LLVMPositionBuilderAtEnd(g->b, join);
     return;
   }
   Par par;
@@ -581,7 +567,28 @@ void cg_online_emit(Body *B, Inst *head) {
   o.fin_m = cg_entry_alloca(B, o.t);
   for (int k = 0; k < o.nmem; k++)
     o.fin_v[k] = cg_entry_alloca(B, o.d);
-  cg_versions(B, n, online_version, &o);
+  /* Within one block: the block inline. Beyond: the pool's version (under
+   * two chunks it runs on the calling thread, directly), rather than a
+   * third copy of the code for the sizes in between. */
+  if (LLVMIsAConstantInt(n)) {
+    online_version(B, &o, n, LLVMConstIntGetSExtValue(n) > ONLINE_BLOCK);
+  } else {
+    LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef one = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "one_block");
+    LLVMPositionBuilderAtEnd(g->b, one);
+    online_version(B, &o, n, false);
+    LLVMBasicBlockRef one_end = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef many = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "blocks");
+    LLVMPositionBuilderAtEnd(g->b, many);
+    online_version(B, &o, n, true);
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "online_done");
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, one_end);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, test);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLE, n, i64c(g, ONLINE_BLOCK), ""), one, many);
+    LLVMPositionBuilderAtEnd(g->b, join);
+  }
   LLVMValueRef m = load(g, o.t, o.fin_m), v[ONLINE_MAX_MEMBERS], r[ONLINE_MAX_MEMBERS];
   for (int k = 0; k < o.nmem; k++)
     v[k] = load(g, o.d, o.fin_v[k]);
