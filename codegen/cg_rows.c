@@ -26,8 +26,9 @@
  * accumulate in per-block arrays, each row combined over j = 0, 1, .. in
  * order, exactly as a loop of its own (emit_reduce) does; sums over both
  * axes keep one accumulator across the group (reassociated like every sum),
- * column sums one per j and block, added in block order. A large group
- * runs on the thread pool in chunks of whole blocks that depend on n alone
+ * column sums one per j and block, added in block order. The group runs
+ * on the thread pool (inline for a literal n under two chunks' worth) in
+ * chunks of whole blocks that depend on n alone
  * (rows_version), each chunk's sums and column sums kept apart and added
  * in chunk order: results do not depend on the number of threads.
  *
@@ -619,8 +620,14 @@ static void rows_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   free(part);
 }
 
+/* A literal n under two chunks' worth runs inline; any other, the pool's
+ * version (a single chunk runs directly on the calling thread): one copy
+ * of the group's code, not two -- a group is large code, and a second
+ * copy cost examples/v2/bow_classifier.sg 20% of its compile time. */
 static void emit_group_rows(Body *B, Rows *R) {
-  cg_versions(B, cg_dim(B, R->space->dim[0]), rows_version, R);
+  LLVMValueRef n = cg_dim(B, R->space->dim[0]);
+  bool small = LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) < 2 * ROWS_PAR_LEAST;
+  rows_version(B, R, n, !small);
 }
 
 void cg_rows_emit(Body *B, Inst *head) {
