@@ -187,6 +187,14 @@ static void run(void) {
   product(1, 0, 16, 1, 200003);
   product(0, 0, 1, 16, 200003);
   printf("matrix-vector products: 1, 2 and 3 threads agree bit for bit\n");
+  /* products split into one part per thread, along m or along n, with
+   * either operand transposed: the split moves, the bits do not */
+  product(0, 0, 517, 301, 403);
+  product(1, 1, 517, 301, 403);
+  product(0, 0, 37, 2053, 300);
+  product(0, 1, 13, 1000, 700);
+  product(1, 0, 200, 97, 1000);
+  printf("products split by thread count: 1, 2 and 3 threads agree bit for bit\n");
   free(a), free(b), free(c1), free(c2), free(c3);
 }
 
