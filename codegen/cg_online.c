@@ -71,7 +71,15 @@ typedef struct Form {
   int nresults;
   PtrVec *users; /* by id */
   PtrVec drop;   /* values losing their memory if the member is taken */
+  int *seen;     /* by id: m->id + 1 once depends() knows the answer, */
+  bool *dep;     /* which is this */
+  int budget;    /* classify's visits left for this summand */
 } Form;
+
+/* Visits of a summand's expression (counting a shared value once per
+ * path) before it is given up: keeps classify and the emission's walks
+ * linear whatever the sharing. */
+enum { CLASSIFY_BUDGET = 256 };
 
 static bool is_result(Form *F, const Inst *v) {
   for (int k = 0; k < F->nresults; k++)
@@ -80,15 +88,20 @@ static bool is_result(Form *F, const Inst *v) {
   return false;
 }
 
+/* Does v read m? (Values before m cannot: ids are in program order.) */
 static bool depends(Form *F, const Inst *v) {
   if (v == F->m)
     return true;
-  if (v->op == OP_param)
+  if (v->op == OP_param || v->id < F->m->id)
     return false;
-  for (int k = 0; k < v->nargs; k++)
-    if (depends(F, v->args[k]))
-      return true;
-  return false;
+  if (F->seen[v->id] == F->m->id + 1)
+    return F->dep[v->id];
+  bool d = false;
+  for (int k = 0; k < v->nargs && !d; k++)
+    d = depends(F, v->args[k]);
+  F->seen[v->id] = F->m->id + 1;
+  F->dep[v->id] = d;
+  return d;
 }
 
 /* x - m, the shifted operand (by rows: x - broadcast(reshape(m, [n, 1]))) */
@@ -121,6 +134,8 @@ static bool droppable(Form *F, const Inst *v) {
 static int classify(Form *F, const Inst *e) {
   if (!depends(F, e))
     return OK_PLAIN;
+  if (--F->budget < 0)
+    return OK_FAIL;
   if (e->op != OP_param && cg_slot(F->B, e)->has_buf) {
     if (!droppable(F, e))
       return OK_FAIL;
@@ -175,6 +190,7 @@ static int take_members(Form *F) {
         s->by_products || s->inplace_of || !ir_shape_eq(&j->args[0]->type, &F->x->type))
       continue;
     F->drop.len = 0;
+    F->budget = CLASSIFY_BUDGET;
     int kind = classify(F, j->args[0]);
     if (kind == OK_FAIL)
       continue;
@@ -218,11 +234,16 @@ static bool head_ok(Body *B, const Inst *i) {
 void cg_online_form(Body *B, int n) {
   Function *f = B->f;
   PtrVec *users = NULL;
+  int *seen = NULL;
+  bool *dep = NULL;
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (!head_ok(B, i))
       continue;
     if (!users) {
+      seen = xmalloc(sizeof(int) * (size_t)(n + 1));
+      dep = xmalloc(sizeof(bool) * (size_t)(n + 1));
+      memset(seen, 0, sizeof(int) * (size_t)(n + 1));
       users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
       memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
       for (Inst *u = f->first; u; u = u->next)
@@ -230,7 +251,7 @@ void cg_online_form(Body *B, int n) {
           if (u->args[k]->op != OP_param)
             vec_push(&users[u->args[k]->id], u);
     }
-    Form F = {B, i, i->args[0], i, (const Inst *const *)f->results, f->nresults, users, {0}};
+    Form F = {B, i, i->args[0], i, (const Inst *const *)f->results, f->nresults, users, {0}, seen, dep, 0};
     if (take_members(&F) > 0) {
       s->online = i->id;
       s->okind = OK_MAX;
@@ -245,6 +266,8 @@ void cg_online_form(Body *B, int n) {
     for (int k = 0; k <= n; k++)
       vec_free(&users[k]);
     free(users);
+    free(seen);
+    free(dep);
   }
 }
 
