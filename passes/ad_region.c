@@ -33,6 +33,17 @@ static bool inside(const Inst *x, const Region *r) {
 
 static bool float_type(const Type *t) { return t->dtype == DT_F32 || t->dtype == DT_F64; }
 
+/* x, read inside `top`: if defined outside it, a capture (see captures). */
+static void note_capture(Inst *x, Region *top, PtrVec *active, PtrMap *seen) {
+  if (!x || inside(x, top))
+    return;
+  x->aux = x;
+  void **s = ptrmap_slot(seen, x);
+  if (!*s && x->active && float_type(&x->type))
+    vec_push(active, x);
+  *s = x;
+}
+
 /* Values used in r (at any depth) but defined outside it: each gets aux =
  * itself (a copy of r reads them as they are), and the active ones are
  * collected, once each, in first-use order. */
@@ -40,38 +51,14 @@ static void captures(Region *r, Region *top, PtrVec *active, PtrMap *seen) {
   for (Inst *i = r->first; i; i = ir_walk_next(i)) {
     if (!inside(i, top))
       break;
-    for (int k = -1; k < i->nargs; k++) {
-      Inst *x = k < 0 ? NULL : i->args[k];
-      if (!x || inside(x, top))
-        continue;
-      x->aux = x;
-      void **s = ptrmap_slot(seen, x);
-      if (!*s && x->active && float_type(&x->type))
-        vec_push(active, x);
-      *s = x;
-    }
+    for (int k = 0; k < i->nargs; k++)
+      note_capture(i->args[k], top, active, seen);
     for (int q = 0; q < i->nregions; q++)
-      for (int k = 0; k < i->regions[q].nyields; k++) {
-        Inst *x = i->regions[q].yields[k];
-        if (inside(x, top))
-          continue;
-        x->aux = x;
-        void **s = ptrmap_slot(seen, x);
-        if (!*s && x->active && float_type(&x->type))
-          vec_push(active, x);
-        *s = x;
-      }
+      for (int k = 0; k < i->regions[q].nyields; k++)
+        note_capture(i->regions[q].yields[k], top, active, seen);
   }
-  for (int k = 0; k < r->nyields; k++) {
-    Inst *x = r->yields[k];
-    if (inside(x, top))
-      continue;
-    x->aux = x;
-    void **s = ptrmap_slot(seen, x);
-    if (!*s && x->active && float_type(&x->type))
-      vec_push(active, x);
-    *s = x;
-  }
+  for (int k = 0; k < r->nyields; k++)
+    note_capture(r->yields[k], top, active, seen);
 }
 
 /* Copy the instructions of `from` into `to` (aux maps its arguments and its

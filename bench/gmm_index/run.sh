@@ -2,8 +2,8 @@
 # The GMM objective written with take() against the same objective with a
 # one-hot product (the v1 workaround), gradient time, one thread.
 # Usage: sh bench/gmm_index/run.sh [n d k [repeats]]; without sizes, a set
-# of ADBench's GMM sizes (d 10-64, k 10-25, n 1000 and 10000), one run.
-# The one-hot tensor has d^4/2 entries: d = 128 (1 GB) is left out.
+# of ADBench's GMM sizes (d 10-128, k 5-25, n 1000 and 10000), one run.
+# The one-hot tensor has d^4/2 entries: at d = 128 it is 1 GB of f64.
 set -e
 cd "$(dirname "$0")/../.."
 make -s all
@@ -19,7 +19,7 @@ if [ $# -gt 0 ]; then
 fi
 status=0
 for s in "1000 10 10 20" "1000 20 25 10" "1000 32 10 10" "1000 32 25 10" "1000 64 10 5" \
-         "1000 64 25 3" "10000 32 10 3"; do
+         "1000 64 25 3" "10000 32 10 3" "1000 128 5 2"; do
   SG_NUM_THREADS=1 $B/gmm_bench $s || status=1
 done
 exit $status

@@ -97,15 +97,21 @@ static float *gemm_with(int threads, int64_t m, int64_t n, int64_t k, const floa
   return c;
 }
 
+/* n numbers in [-1, 1] from an LCG, in steps of 1/1000. */
+static void fill(float *p, int64_t n, uint64_t *x) {
+  for (int64_t i = 0; i < n; i++) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = (float)((*x >> 40) % 2001) / 1000.0f - 1;
+  }
+}
+
 /* One product on 1, 2 and 3 threads: same bits, and right (every 97th
  * element against a double-precision sum). */
 static void product(int ta, int tb, int64_t m, int64_t n, int64_t k) {
   float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(n * k));
   uint64_t x = 777;
-  for (int64_t i = 0; i < m * k; i++)
-    x = x * 6364136223846793005ull + 1442695040888963407ull, a[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
-  for (int64_t i = 0; i < n * k; i++)
-    x = x * 6364136223846793005ull + 1442695040888963407ull, b[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  fill(a, m * k, &x);
+  fill(b, n * k, &x);
   int64_t lda = ta ? m : k, ldb = tb ? k : n;
   float *c[3];
   for (int t = 0; t < 3; t++) {
@@ -161,10 +167,8 @@ static void run(void) {
   int64_t m = 301, n = 517, k = 403;
   float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(n * k));
   uint64_t x = 12345;
-  for (int64_t i = 0; i < m * k; i++)
-    x = x * 6364136223846793005ull + 1442695040888963407ull, a[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
-  for (int64_t i = 0; i < n * k; i++)
-    x = x * 6364136223846793005ull + 1442695040888963407ull, b[i] = (float)((x >> 40) % 2001) / 1000.0f - 1;
+  fill(a, m * k, &x);
+  fill(b, n * k, &x);
   float *c1 = gemm_with(1, m, n, k, a, b), *c2 = gemm_with(2, m, n, k, a, b), *c3 = gemm_with(3, m, n, k, a, b);
   CHECK(memcmp(c1, c2, sizeof(float) * (size_t)(m * n)) == 0, "gemm: 1 and 2 threads differ");
   CHECK(memcmp(c1, c3, sizeof(float) * (size_t)(m * n)) == 0, "gemm: 1 and 3 threads differ");
