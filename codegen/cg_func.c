@@ -663,6 +663,10 @@ static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulat
 /* ---- for cg_data.c ---- */
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
+bool cg_flat_ok(Body *B, const Inst *v) { return flat_ok(B, v); }
+void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx) {
+  emit_versions(B, n, version, ctx);
+}
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
@@ -713,13 +717,14 @@ static void plan(Body *B, int n) {
     s->temp = -1;
     s->group = -1;
     s->rows = -1;
+    s->online = -1;
     if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
       s->has_buf = true;
     for (int r = 0; r < i->nregions; r++)
       for (int k = 0; k < i->regions[r].nparams; k++) {
         Slot *p = slot(B, i->regions[r].params[k]);
         memset(p, 0, sizeof *p);
-        p->temp = p->group = p->rows = -1;
+        p->temp = p->group = p->rows = p->online = -1;
       }
   }
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
@@ -884,7 +889,7 @@ static void group_block(Body *B, Inst *first) {
     }
     if (!s->has_buf)
       continue;
-    if (s->rows >= 0) { /* a row group's (cg_rows.c) */
+    if (s->rows >= 0 || s->online >= 0) { /* a row or online group's */
       g = -1;
       continue;
     }
@@ -1263,6 +1268,11 @@ static void emit_one(Body *B, Inst *i) {
       emit_group(B, i);
     return;
   }
+  if (s->online >= 0) {
+    if (s->online == i->id)
+      cg_online_emit(B, i);
+    return;
+  }
   s->computed = true;
   if (s->acc_into) { /* the first product writes the sum, the second adds to it */
     Slot *sum = slot(B, s->acc_into);
@@ -1332,10 +1342,12 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   cg_debug_func(g, fn, f);
 
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1, .online = -1};
   plan(&B, n);
-  if (!B.has_regions)
+  if (!B.has_regions) {
     cg_rows_form(&B, n);
+    cg_online_form(&B, n);
+  }
   form_groups(&B, n);
   cg_pairs_form(&B, n);
 

@@ -58,6 +58,9 @@ typedef struct Slot {
   bool pair_block;     /* a pair's z or g read only within its block: no
                           memory, a block scratch (pairbuf) instead */
   LLVMValueRef pairbuf; /* while the pair's group is emitted: that scratch */
+  /* Online groups (cg_online.c): */
+  int online;          /* the group (its max's id), -1 if none */
+  int okind;           /* member kind (how its block sums are rescaled) */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -221,6 +224,19 @@ LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
 void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 /* cg_func.c: can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
+/* ---- cg_online.c ---- */
+/* Online groups: a max over all of an operand and the sums shifted by it
+ * (log-sum-exp, a softmax cross-entropy over a vector) in one pass over
+ * blocks that stay in cache, rescaling the blocks' sums. cg_online_form
+ * runs after the row groups, before the loop groups; cg_online_emit emits
+ * a group at its max. */
+void cg_online_form(Body *B, int n);
+void cg_online_emit(Body *B, Inst *head);
+/* cg_func.c's helpers for it: can v be evaluated from a flat index; a
+ * flat loop emitted inline and/or on the pool (version(B, ctx, n, par)). */
+bool cg_flat_ok(Body *B, const Inst *v);
+typedef void CgVersion(Body *B, void *ctx, LLVMValueRef n, bool par);
+void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx);
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
@@ -301,6 +317,11 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
 /* An array of one partial result per chunk (in the body's frame), and the
  * chunk a loop function's range is. */
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);
+LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count);
+/* cg_par_begin for a loop over n items in blocks of `align` (row groups):
+ * chunks of at least `least` items, a multiple of align, at most `most`
+ * of them; still a function of n alone. */
+void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
 /* cg_data.c: around the call of a parallel loop with checks that can fail:
  * clear the chunks' failure records before it, report the first after. */

@@ -85,6 +85,10 @@ LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
   return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
 }
 
+LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count) {
+  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, (uint64_t)count), "partials");
+}
+
 bool cg_par_short(Body *B) { return B->region_depth > 0 && !B->par; }
 
 LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
@@ -98,19 +102,35 @@ LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
   return LLVMBuildICmp(B->g->b, LLVMIntSGE, n, LLVMConstInt(B->g->i64, least, 1), "big");
 }
 
+static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p);
+
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
-  cg_par_begin_chunks(B, n, i64c(B->g, PAR_MAX_CHUNKS), p);
+  par_begin(B, n, PAR_CHUNK, i64c(B->g, PAR_MAX_CHUNKS), 1, p);
 }
 
 void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p) {
+  par_begin(B, n, PAR_CHUNK, maxchunks, 1, p);
+}
+
+void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p) {
+  par_begin(B, n, least, i64c(B->g, most), align, p);
+}
+
+static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p) {
   Cg *g = B->g;
   memset(p, 0, sizeof *p);
   p->n = n;
-  /* chunk = max(PAR_CHUNK, ceil(n / maxchunks)); nchunks = ceil(n / chunk) */
-  LLVMValueRef per = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, maxchunks, i64c(g, 1), ""), ""),
-                                   maxchunks, "");
-  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLT, per, i64c(g, PAR_CHUNK), "");
-  p->chunk = LLVMBuildSelect(g->b, small, i64c(g, PAR_CHUNK), per, "chunk");
+  /* chunk = max(least, ceil(n / most) rounded up to a multiple of align);
+   * nchunks = ceil(n / chunk) <= most */
+  LLVMValueRef per = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, most, i64c(g, 1), ""), ""),
+                                   most, "");
+  if (align > 1)
+    per = LLVMBuildNSWMul(g->b,
+                          LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, per, i64c(g, align - 1), ""),
+                                        i64c(g, align), ""),
+                          i64c(g, align), "");
+  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLT, per, i64c(g, least), "");
+  p->chunk = LLVMBuildSelect(g->b, small, i64c(g, least), per, "chunk");
   p->nchunks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, LLVMBuildNSWSub(g->b, p->chunk, i64c(g, 1), ""), ""),
                              p->chunk, "nchunks");
   LLVMTypeRef ps[3] = {g->ptr, g->i64, g->i64};

@@ -26,8 +26,11 @@
  * accumulate in per-block arrays, each row combined over j = 0, 1, .. in
  * order, exactly as a loop of its own (emit_reduce) does; sums over both
  * axes keep one accumulator across the group (reassociated like every sum),
- * column sums one per j and block, added in block order. So results do not
- * depend on the number of threads (the group runs on the calling thread).
+ * column sums one per j and block, added in block order. The group runs
+ * on the thread pool (inline for a literal n under two chunks' worth) in
+ * chunks of whole blocks that depend on n alone
+ * (rows_version), each chunk's sums and column sums kept apart and added
+ * in chunk order: results do not depend on the number of threads.
  *
  * A block scratch holds at most ROWS_KMAX columns: with a symbolic k the
  * group is emitted twice behind a test of k, the other copy being the
@@ -356,6 +359,8 @@ static LLVMValueRef array_alloca(Body *B, LLVMTypeRef t, int64_t n) {
 typedef struct Rows {
   Inst **mem; /* the members, in order (views left out) */
   LLVMValueRef *acc;
+  LLVMValueRef *col; /* COLRED: where the column sums accumulate */
+  const Type *space;
   int nmem, npass;
 } Rows;
 
@@ -406,8 +411,8 @@ static void emit_pass(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt
     if (s->rpass != p || s->rkind != RK_COLRED)
       continue;
     LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-    LLVMValueRef cur = cg_load(B, v->type.dtype, s->buf, j);
-    cg_store(B, v->type.dtype, s->buf, j, cg_combine(g, v->op, cur, LLVMBuildLoad2(g->b, t, R->acc[m], "")));
+    LLVMValueRef cur = cg_load(B, v->type.dtype, R->col[m], j);
+    cg_store(B, v->type.dtype, R->col[m], j, cg_combine(g, v->op, cur, LLVMBuildLoad2(g->b, t, R->acc[m], "")));
   }
   cg_loop_end(B, lj);
 }
@@ -470,10 +475,39 @@ static void row_accumulators(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValue
   }
 }
 
-static void emit_blocks(Body *B, Rows *R, const Type *space) {
+/* The group's loop over blocks of rows [lo, hi). */
+static void emit_blocks(Body *B, Rows *R, LLVMValueRef lo, LLVMValueRef hi) {
   Cg *g = B->g;
-  LLVMValueRef n = cg_dim(B, space->dim[0]), k = cg_dim(B, space->dim[1]);
   void *L;
+  LLVMValueRef len = LLVMBuildNSWSub(g->b, hi, lo, "");
+  LLVMValueRef nblocks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, len, i64c(g, ROWS_BLOCK - 1), ""),
+                                       i64c(g, ROWS_BLOCK), "blocks");
+  LLVMValueRef b = cg_loop_begin(B, nblocks, &L);
+  bool from0 = LLVMIsAConstantInt(lo) && LLVMConstIntGetSExtValue(lo) == 0;
+  LLVMValueRef i0 = LLVMBuildNSWMul(g->b, b, i64c(g, ROWS_BLOCK), from0 ? "i0" : "");
+  if (!from0)
+    i0 = LLVMBuildNSWAdd(g->b, lo, i0, "i0");
+  LLVMValueRef left = LLVMBuildNSWSub(g->b, hi, i0, "");
+  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSGT, left, i64c(g, ROWS_BLOCK), "");
+  LLVMValueRef cnt = LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, "rows");
+  LLVMValueRef k = cg_dim(B, R->space->dim[1]);
+  B->rows_i0 = i0;
+  for (int p = 0; p < R->npass; p++) {
+    row_accumulators(B, R, p, i0, cnt, false);
+    emit_pass(B, R, p, i0, cnt, k);
+    row_accumulators(B, R, p, i0, cnt, true);
+    emit_rows_loop(B, R, p, i0, cnt);
+  }
+  cg_loop_end(B, L);
+  B->rows_i0 = NULL;
+}
+
+/* The scratch and accumulators of a run of the group (in the function
+ * running it: the body, or a chunk's on the pool), sums and column sums
+ * started; `cols` says where column sums go (NULL: their memory). */
+static void start_run(Body *B, Rows *R, LLVMValueRef cols_at) {
+  Cg *g = B->g;
+  LLVMValueRef k = cg_dim(B, R->space->dim[1]);
   for (int m = 0; m < R->nmem; m++) {
     Inst *v = R->mem[m];
     Slot *s = cg_slot(B, v);
@@ -488,35 +522,112 @@ static void emit_blocks(Body *B, Rows *R, const Type *space) {
       LLVMBuildStore(g->b, cg_reduce_init(v->op, t), R->acc[m]);
     } else if (s->rkind == RK_COLRED) {
       R->acc[m] = cg_entry_alloca(B, t);
+      R->col[m] = cols_at ? array_alloca(B, cg_mem_type(g, v->type.dtype), ROWS_KMAX) : s->buf;
+      void *L;
       LLVMValueRef j = cg_loop_begin(B, k, &L);
-      cg_store(B, v->type.dtype, s->buf, j, cg_reduce_init(v->op, t));
+      cg_store(B, v->type.dtype, R->col[m], j, cg_reduce_init(v->op, t));
       cg_loop_end(B, L);
     }
   }
-  LLVMValueRef nblocks = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, n, i64c(g, ROWS_BLOCK - 1), ""),
-                                       i64c(g, ROWS_BLOCK), "blocks");
-  LLVMValueRef b = cg_loop_begin(B, nblocks, &L);
-  LLVMValueRef i0 = LLVMBuildNSWMul(g->b, b, i64c(g, ROWS_BLOCK), "i0");
-  LLVMValueRef left = LLVMBuildNSWSub(g->b, n, i0, "");
-  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSGT, left, i64c(g, ROWS_BLOCK), "");
-  LLVMValueRef cnt = LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, "rows");
-  B->rows_i0 = i0;
-  for (int p = 0; p < R->npass; p++) {
-    row_accumulators(B, R, p, i0, cnt, false);
-    emit_pass(B, R, p, i0, cnt, k);
-    row_accumulators(B, R, p, i0, cnt, true);
-    emit_rows_loop(B, R, p, i0, cnt);
+}
+
+static void end_run(Body *B, Rows *R) {
+  for (int m = 0; m < R->nmem; m++)
+    cg_slot(B, R->mem[m])->rowbuf = NULL;
+}
+
+/* On the pool (bench W6: 1M rows): chunks of whole blocks, at least
+ * ROWS_PAR_LEAST rows, at most ROWS_PAR_CHUNKS of them, so that a column
+ * sum's partials (ROWS_KMAX per chunk) stay small on the stack. */
+enum { ROWS_PAR_LEAST = 2048, ROWS_PAR_CHUNKS = 64 };
+
+/* One version of the group (cg_versions): inline over all rows, or on the
+ * pool, each chunk's sums and column sums left in partials that are
+ * combined in chunk order: the same bits on any number of threads. */
+static void rows_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
+  Rows *R = ctx;
+  Cg *g = B->g;
+  if (!on) {
+    start_run(B, R, NULL);
+    emit_blocks(B, R, i64c(g, 0), n);
+    end_run(B, R);
+    for (int m = 0; m < R->nmem; m++) {
+      Inst *v = R->mem[m];
+      Slot *s = cg_slot(B, v);
+      if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL)
+        cg_store(B, v->type.dtype, s->buf, i64c(g, 0),
+                 LLVMBuildLoad2(g->b, cg_elem_type(g, v->type.dtype), R->acc[m], ""));
+    }
+    return;
   }
-  cg_loop_end(B, L);
-  B->rows_i0 = NULL;
+  Par par;
+  cg_par_begin_blocks(B, n, ROWS_PAR_LEAST, ROWS_PAR_CHUNKS, ROWS_BLOCK, &par);
+  LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * ROWS_MAX_MEMBERS);
   for (int m = 0; m < R->nmem; m++) {
     Inst *v = R->mem[m];
     Slot *s = cg_slot(B, v);
-    s->rowbuf = NULL;
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    part[m] = NULL;
     if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL)
-      cg_store(B, v->type.dtype, s->buf, i64c(g, 0),
-               LLVMBuildLoad2(g->b, cg_elem_type(g, v->type.dtype), R->acc[m], ""));
+      part[m] = cg_par_partials_n(B, &par, t, ROWS_PAR_CHUNKS);
+    else if (s->rkind == RK_COLRED)
+      part[m] = cg_par_partials_n(B, &par, t, (int64_t)ROWS_PAR_CHUNKS * ROWS_KMAX);
   }
+  start_run(B, R, i64c(g, 0));
+  emit_blocks(B, R, par.begin, par.end);
+  end_run(B, R);
+  LLVMValueRef c = cg_par_chunk_index(B, &par);
+  LLVMValueRef k = cg_dim(B, R->space->dim[1]);
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL) {
+      LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[m]), &c, 1, "");
+      LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, t, R->acc[m], ""), at);
+    } else if (s->rkind == RK_COLRED) {
+      void *L;
+      LLVMValueRef j = cg_loop_begin(B, k, &L);
+      LLVMValueRef idx = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, c, i64c(g, ROWS_KMAX), ""), j, "");
+      LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[m]), &idx, 1, "");
+      LLVMBuildStore(g->b, cg_load(B, v->type.dtype, R->col[m], j), at);
+      cg_loop_end(B, L);
+    }
+  }
+  cg_par_end(B, &par);
+  /* in the body: the chunks' partials in chunk order */
+  k = cg_dim(B, R->space->dim[1]);
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    if (s->rkind != RK_FULLRED && s->rkind != RK_ROWFULL && s->rkind != RK_COLRED)
+      continue;
+    bool cols = s->rkind == RK_COLRED;
+    void *Lj = NULL, *Lc;
+    LLVMValueRef j = cols ? cg_loop_begin(B, k, &Lj) : i64c(g, 0);
+    LLVMValueRef acc = cg_entry_alloca(B, t);
+    LLVMBuildStore(g->b, cg_reduce_init(v->op, t), acc);
+    LLVMValueRef ci = cg_loop_begin(B, par.nchunks, &Lc);
+    LLVMValueRef idx = cols ? LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, ci, i64c(g, ROWS_KMAX), ""), j, "") : ci;
+    LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[m], &idx, 1, ""), "");
+    LLVMBuildStore(g->b, cg_combine(g, v->op, LLVMBuildLoad2(g->b, t, acc, ""), x), acc);
+    cg_loop_end(B, Lc);
+    cg_store(B, v->type.dtype, s->buf, j, LLVMBuildLoad2(g->b, t, acc, ""));
+    if (cols)
+      cg_loop_end(B, Lj);
+  }
+  free(part);
+}
+
+/* A literal n under two chunks' worth runs inline; any other, the pool's
+ * version (a single chunk runs directly on the calling thread): one copy
+ * of the group's code, not two -- a group is large code, and a second
+ * copy cost examples/v2/bow_classifier.sg 20% of its compile time. */
+static void emit_group_rows(Body *B, Rows *R) {
+  LLVMValueRef n = cg_dim(B, R->space->dim[0]);
+  bool small = LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) < 2 * ROWS_PAR_LEAST;
+  rows_version(B, R, n, !small);
 }
 
 void cg_rows_emit(Body *B, Inst *head) {
@@ -528,6 +639,8 @@ void cg_rows_emit(Body *B, Inst *head) {
   Rows R = {0};
   R.mem = xmalloc(sizeof(Inst *) * ROWS_MAX_MEMBERS);
   R.acc = xmalloc(sizeof(LLVMValueRef) * ROWS_MAX_MEMBERS);
+  R.col = xmalloc(sizeof(LLVMValueRef) * ROWS_MAX_MEMBERS);
+  R.space = space;
   for (Inst *i = head; i != end; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (s->rows != gid)
@@ -543,7 +656,7 @@ void cg_rows_emit(Body *B, Inst *head) {
   }
   LLVMValueRef k = cg_dim(B, space->dim[1]);
   if (LLVMIsAConstantInt(k)) {
-    emit_blocks(B, &R, space);
+    emit_group_rows(B, &R);
   } else {
     /* test, the group, the members' own loops, join: in layout order, a
      * single-entry single-exit run of blocks (cg_split.c) */
@@ -552,7 +665,7 @@ void cg_rows_emit(Body *B, Inst *head) {
     LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows");
     LLVMPositionBuilderAtEnd(g->b, rows);
-    emit_blocks(B, &R, space);
+    emit_group_rows(B, &R);
     LLVMBasicBlockRef rows_end = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_each");
     LLVMPositionBuilderAtEnd(g->b, each);
@@ -572,4 +685,5 @@ void cg_rows_emit(Body *B, Inst *head) {
     cg_slot(B, R.mem[m])->computed = true;
   free(R.mem);
   free(R.acc);
+  free(R.col);
 }

@@ -188,7 +188,10 @@ static int lifetimes(Body *B, int n, Temp **out) {
    * first member; a sum of products where its first product writes it). */
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    start[i->id] = s->group >= 0 ? pos[s->group] : s->rows >= 0 ? pos[s->rows] : pos[i->id];
+    start[i->id] = s->group >= 0    ? pos[s->group]
+                   : s->rows >= 0   ? pos[s->rows]
+                   : s->online >= 0 ? pos[s->online]
+                                    : pos[i->id];
   }
   /* A sum of products comes after both of them: only now that its own
    * start is set can the first product move it earlier. (Moving it in the
