@@ -4,10 +4,21 @@
  * be infinite or NaN there, and 0 * inf must give 0, not NaN (spec section
  * 7; the elementwise ops use `mulz` for the same reason).
  *
- * When both operands are finite, which one pass over them establishes, the
- * ordinary GEMM is already exact in this sense, and is used. Otherwise a
- * direct loop leaves out every term with a zero factor. A matrix-vector
- * product that sums rows of the matrix (the adjoint of x @ w, x^T g) needs
+ * When both operands are finite the ordinary GEMM is already exact in this
+ * sense, and is used. Otherwise a direct loop leaves out every term with a
+ * zero factor. Which case holds is found, for a product that overwrites C,
+ * from the result: every element of A meets a row of B and every element
+ * of B a column of A, and an inf or NaN factor makes its sums inf or NaN
+ * whatever it meets (0 * inf is NaN), so C is all finite exactly when A and
+ * B are (or a sum overflowed, which the direct loop computes again). So
+ * whichever is smaller is scanned: C, after the product, when it has fewer
+ * elements than A and B together (a weight's adjoint over a long batch,
+ * x^T dz with x [n, d] and dz [n, k]: d * k against n * (d + k); the
+ * adjoint of a GMM's one-hot product scanned a 66 MB constant for a
+ * [25, 2016] result), else A and B, before. A product that accumulates
+ * into C scans the operands, since its old C is gone once the GEMM ran.
+ *
+ * A matrix-vector product that sums rows of the matrix (the adjoint of x @ w, x^T g) needs
  * no scan: the kernel tests each row's factor as it goes (gemm_tmpl.h's
  * gemv_sum_z), so x is read once instead of twice. */
 #include <stdbool.h>
@@ -42,8 +53,12 @@
             int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate) {    \
     if (GEMVZ(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate) == 0)       \
       return;                                                                            \
-    if (all_finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&                      \
-        all_finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {                      \
+    if (!accumulate && (double)m * (double)n < (double)k * (double)(m + n)) {            \
+      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, 0);                        \
+      if (all_finite_##T(c, m, n, ldc))                                                  \
+        return;                                                                          \
+    } else if (all_finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&               \
+               all_finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {               \
       GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);               \
       return;                                                                            \
     }                                                                                    \
