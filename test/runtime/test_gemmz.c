@@ -16,14 +16,6 @@
 
 static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
 
-static int same(double got, double want, double tol) {
-  if (isnan(want) || isnan(got))
-    return isnan(want) && isnan(got);
-  if (isinf(want) || isinf(got))
-    return got == want;
-  return fabs(got - want) <= tol * (1 + fabs(want));
-}
-
 /* C[m][n] (+)= A[m][k] B[k][n], both stored row-major (no transposes: the
  * decision does not depend on them). specials: A has zeros where B has inf,
  * an inf where B has zeros, and one NaN against a zero; so the right
@@ -65,7 +57,7 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
     memcpy(c, c0, sizeof(double) * (size_t)(m * n));
     sg_rt_gemmz_f64(0, 0, m, n, k, a, k, b, n, c, n, acc);
     for (int64_t e = 0; e < m * n && bad < 0; e++)
-      if (!same(c[e], want[e], 1e-12 * (double)k))
+      if (!rt_same(c[e], want[e], 1e-12 * (double)k))
         bad = e, got = c[e];
     free(c);
   } else {
@@ -79,7 +71,7 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
       c[i] = (float)c0[i];
     sg_rt_gemmz_f32(0, 0, m, n, k, af, k, bf, n, c, n, acc);
     for (int64_t e = 0; e < m * n && bad < 0; e++)
-      if (!same(c[e], want[e], 1e-5 * (double)k))
+      if (!rt_same(c[e], want[e], 1e-5 * (double)k))
         bad = e, got = c[e];
     free(af), free(bf), free(c);
   }

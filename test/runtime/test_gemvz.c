@@ -45,14 +45,6 @@ static void fill(double *x, double *mat, int64_t k, int64_t nn, int64_t ld, int 
   }
 }
 
-static int same(double got, double want, double tol) {
-  if (isnan(want) || isnan(got))
-    return isnan(want) && isnan(got);
-  if (isinf(want) || isinf(got))
-    return got == want;
-  return fabs(got - want) <= tol * (1 + fabs(want));
-}
-
 static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int rowvec) {
   int64_t ld = nn + 3;
   double *x = malloc(sizeof(double) * (size_t)k), *mat = malloc(sizeof(double) * (size_t)(k * ld));
@@ -90,7 +82,7 @@ static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int 
   double tol = f64 ? 1e-12 : 1e-4;
   int64_t bad = -1;
   for (int64_t j = 0; j < nn && bad < 0; j++)
-    if (!same(f64 ? yd[j] : yf[j], want[j], tol * sqrt((double)k)))
+    if (!rt_same(f64 ? yd[j] : yf[j], want[j], tol * sqrt((double)k)))
       bad = j;
   CHECK(bad < 0, "%s %s nn=%lld k=%lld acc=%d specials=%d: y[%lld] = %.9g, want %.9g",
         f64 ? "f64" : "f32", rowvec ? "x@M" : "M^T@x", (long long)nn, (long long)k, acc, specials,
