@@ -377,17 +377,38 @@ static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     cg_par_end(B, &par);
 }
 
+/* A fill that needs its index (a broadcast, a transpose: `z - max(z,
+ * axis=1)`) as a loop nest, inline or on the pool (cg_par_rows_worth) in
+ * chunks of whole rows (indices of axis 0). */
+static void fill_rows_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
+  Fill *f = ctx;
+  const Type *t = &f->v->type;
+  Idx x = {t->rank, {0}, NULL};
+  Par par;
+  if (on)
+    cg_par_begin_rows(B, rows, numel(B, t, 0, t->rank), &par);
+  cg_alias_begin(B);
+  if (on) {
+    Loop L;
+    x.i[0] = loop_range(B, par.begin, par.end, &L);
+    loop_nest(B, t, 1, t->rank, &x, fill_one, f);
+    loop_close(B, &L);
+  } else {
+    loop_nest(B, t, 0, t->rank, &x, fill_one, f);
+  }
+  cg_alias_end(B);
+  if (on)
+    cg_par_end(B, &par);
+}
+
 /* buf[i] = v[i] for every element, by v's definition. */
 static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
-  if (flat_def_ok(B, v) || v->type.rank <= 1) {
-    emit_versions(B, numel(B, &v->type, 0, v->type.rank), fill_version, &f);
-    return;
-  }
-  Idx x = {v->type.rank, {0}, NULL};
-  cg_alias_begin(B);
-  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &f);
-  cg_alias_end(B);
+  const Type *t = &v->type;
+  if (flat_def_ok(B, v) || t->rank <= 1)
+    emit_versions(B, numel(B, t, 0, t->rank), fill_version, &f);
+  else
+    fill_rows_version(B, &f, numel(B, t, 0, 1), cg_par_rows_worth(B, numel(B, t, 0, t->rank)));
 }
 
 static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
@@ -492,6 +513,32 @@ static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) {
   return a;
 }
 
+/* A reduction along the trailing axes of an [n, ...] operand (a row max
+ * or sum), inline or on the pool (cg_par_rows_worth): chunks of whole
+ * rows, each row reduced by one thread in the order of the inline loop, so
+ * the bits do not depend on the thread count. W1's three row reductions
+ * over [256, 1000] were most of what its gradient ran on one thread of
+ * two. */
+static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
+  Suffix *s = ctx;
+  const Inst *src = s->r->v->args[0];
+  Idx x = {src->type.rank, {0}, NULL};
+  if (!on) {
+    loop_nest(B, &src->type, 0, s->from, &x, red_suffix_outer, s);
+    return;
+  }
+  Par par;
+  cg_par_begin_rows(B, rows, numel(B, &src->type, 0, src->type.rank), &par);
+  /* the running value is the chunk's own */
+  Red red = {s->r->v, entry_alloca(B, cg_elem_type(B->g, s->r->v->type.dtype)), s->r->out};
+  Suffix mine = {&red, s->from};
+  Loop L;
+  x.i[0] = loop_range(B, par.begin, par.end, &L);
+  red_suffix_outer(B, &x, &mine);
+  loop_close(B, &L);
+  cg_par_end(B, &par);
+}
+
 static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   const Inst *src = v->args[0];
   int r = src->type.rank, from = r;
@@ -502,7 +549,12 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   Idx x = {r, {0}, NULL};
   if (suffix) {
     Suffix s = {&red, from};
-    loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    if (from == 1) {
+      bool pool = cg_par_rows_worth(B, numel(B, &src->type, 0, r));
+      row_reduce_version(B, &s, numel(B, &src->type, 0, 1), pool);
+    } else {
+      loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    }
     return;
   }
   /* Reducing leading or middle axes: stream over the operand in memory

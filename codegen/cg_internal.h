@@ -322,6 +322,16 @@ LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count)
  * chunks of at least `least` items, a multiple of align, at most `most`
  * of them; still a function of n alone. */
 void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p);
+/* Whether a loop nest over `total` elements goes to the pool, in one copy:
+ * not inside a pool's loop or a loop body, not when total is a literal
+ * under two chunks. With a symbolic size the pool's version runs a small
+ * call as one chunk on the calling thread: a nest is large code, and two
+ * copies of each (inline and pool) cost the shipped examples 30-45% of
+ * their compile time. */
+bool cg_par_rows_worth(Body *B, LLVMValueRef total);
+/* cg_par_begin for a loop over `rows` rows of `total` elements in all
+ * (row reductions): chunks of whole rows, about PAR_CHUNK elements each. */
+void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
 /* cg_data.c: around the call of a parallel loop with checks that can fail:
  * clear the chunks' failure records before it, report the first after. */

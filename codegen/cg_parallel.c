@@ -104,6 +104,12 @@ LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
 
 static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p);
 
+bool cg_par_rows_worth(Body *B, LLVMValueRef total) {
+  if (B->par || cg_par_short(B))
+    return false;
+  return !LLVMIsAConstantInt(total) || LLVMConstIntGetSExtValue(total) >= 2 * PAR_CHUNK;
+}
+
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
   par_begin(B, n, PAR_CHUNK, i64c(B->g, PAR_MAX_CHUNKS), 1, p);
 }
@@ -114,6 +120,15 @@ void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p
 
 void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p) {
   par_begin(B, n, least, i64c(B->g, most), align, p);
+}
+
+void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p) {
+  Cg *g = B->g;
+  LLVMValueRef most = LLVMBuildSDiv(g->b, total, i64c(g, PAR_CHUNK), "");
+  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, most, i64c(g, 1), ""), i64c(g, 1), most, "");
+  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, most, i64c(g, PAR_MAX_CHUNKS), ""),
+                         i64c(g, PAR_MAX_CHUNKS), most, "");
+  par_begin(B, rows, 1, most, 1, p);
 }
 
 static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p) {
