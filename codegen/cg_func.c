@@ -500,18 +500,7 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
   store_elem(B, v->type.dtype, r->out, olin, LLVMBuildLoad2(g->b, t, r->acc, ""));
 }
 
-static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) {
-  Cg *g = B->g;
-  LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
-  LLVMValueRef first = LLVMGetFirstInstruction(B->entry);
-  if (first)
-    LLVMPositionBuilderBefore(ab, first);
-  else
-    LLVMPositionBuilderAtEnd(ab, B->entry);
-  LLVMValueRef a = LLVMBuildAlloca(ab, t, "acc");
-  LLVMDisposeBuilder(ab);
-  return a;
-}
+static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) { return cg_alloca_at(B->g, B->entry, t, "acc"); }
 
 /* A reduction along the trailing axes of an [n, ...] operand (a row max
  * or sum), inline or on the pool (cg_par_rows_worth): chunks of whole

@@ -314,6 +314,8 @@ void cg_par_end(Body *B, Par *p);
  * from the loop's context). Every value of the body a loop uses goes
  * through here. */
 LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
+/* An alloca at the start of the entry block (so LLVM sees a fixed frame). */
+LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name);
 /* An array of one partial result per chunk (in the body's frame), and the
  * chunk a loop function's range is. */
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);

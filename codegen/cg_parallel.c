@@ -69,7 +69,7 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
   return x;
 }
 
-static LLVMValueRef alloca_at_entry(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
+LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
   LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
   LLVMValueRef first = LLVMGetFirstInstruction(entry);
   if (first)
@@ -82,11 +82,11 @@ static LLVMValueRef alloca_at_entry(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef 
 }
 
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
-  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
+  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
 }
 
 LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count) {
-  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, (uint64_t)count), "partials");
+  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, (uint64_t)count), "partials");
 }
 
 bool cg_par_short(Body *B) { return B->region_depth > 0 && !B->par; }
@@ -183,7 +183,7 @@ void cg_par_end(Body *B, Par *p) {
   B->entry = p->saved_entry;
   LLVMPositionBuilderAtEnd(g->b, p->saved_block);
   int ncap = p->ncap ? p->ncap : 1;
-  LLVMValueRef ctx = alloca_at_entry(g, B->entry, LLVMArrayType2(g->i64, (uint64_t)ncap), "ctx");
+  LLVMValueRef ctx = cg_alloca_at(g, B->entry, LLVMArrayType2(g->i64, (uint64_t)ncap), "ctx");
   for (int k = 0; k < p->ncap; k++) {
     LLVMValueRef at = i64c(g, 8 * k);
     LLVMBuildStore(g->b, p->outer[k], LLVMBuildInBoundsGEP2(g->b, g->i8, ctx, &at, 1, ""));
