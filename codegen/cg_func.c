@@ -1347,18 +1347,36 @@ static bool expands_to_math(Op op) {
          op == OP_sigmoid || op == OP_softplus;
 }
 
-LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {
-  int nptr = f->nparams + f->nresults;
-  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nptr + nsyms + 1));
-  for (int k = 0; k < nptr; k++)
+/* Where argument k's data is, in the body: its parameter, or for a wide
+ * signature the two loads through the export's array of descriptors,
+ * which nothing writes during the call (marked CG_MD_FIXED: cg_split.c
+ * loads them again in each piece that uses them instead of passing them). */
+static LLVMValueRef arg_data(Cg *g, LLVMValueRef fn, int k, bool wide) {
+  if (!wide)
+    return LLVMGetParam(fn, (unsigned)k);
+  LLVMValueRef idx = i64c(g, k);
+  LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(fn, 0), &idx, 1, "");
+  LLVMValueRef loads[2];
+  loads[0] = LLVMBuildLoad2(g->b, g->ptr, at, "desc"); /* sg_tensor.data is the first field */
+  loads[1] = LLVMBuildLoad2(g->b, g->ptr, loads[0], "data");
+  unsigned kind = cg_md_kind(g->ctx, CG_MD_FIXED);
+  for (int j = 0; j < 2; j++)
+    LLVMSetMetadata(loads[j], kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, NULL, 0)));
+  return loads[1];
+}
+
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide) {
+  int nptr = f->nparams + f->nresults, ndata = wide ? 1 : nptr;
+  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(ndata + nsyms + 1));
+  for (int k = 0; k < ndata; k++)
     pt[k] = g->ptr;
   for (int k = 0; k < nsyms; k++)
-    pt[nptr + k] = g->i64;
-  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(nptr + nsyms), 0));
+    pt[ndata + k] = g->i64;
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(ndata + nsyms), 0));
   free(pt);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  for (int k = 0; k < nptr; k++)
+  for (int k = 0; k < ndata && !wide; k++)
     LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
 
   int n = ir_renumber(f);
@@ -1373,7 +1391,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
-    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(nptr + k));
+    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(ndata + k));
   B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
   B.rg = xmalloc(sizeof(*B.rg) * (size_t)(n + 1));
   memset(B.rg, 0, sizeof(*B.rg) * (size_t)(n + 1));
@@ -1382,8 +1400,11 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMPositionBuilderAtEnd(g->b, B.entry);
   cg_debug_func(g, fn, f);
 
+  LLVMValueRef *data = xmalloc(sizeof(LLVMValueRef) * (size_t)(nptr + 1));
+  for (int k = 0; k < nptr; k++)
+    data[k] = arg_data(g, fn, k, wide);
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1, .online = -1};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1, .online = -1};
   plan(&B, n);
   if (!B.has_regions) {
     cg_rows_form(&B, n);
@@ -1404,7 +1425,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     Slot *s = slot(&B, v);
     bool computes = v->op != OP_param && v->op != OP_reshape && !s->view;
     if (computes && !s->buf)
-      s->buf = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+      s->buf = data[f->nparams + k];
   }
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
@@ -1470,7 +1491,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Results that are not already in their output buffer are copied there. */
   for (int k = 0; k < f->nresults; k++) {
     Inst *v = f->results[k];
-    LLVMValueRef out = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+    LLVMValueRef out = data[f->nparams + k];
     if (slot(&B, v)->buf == out)
       continue;
     Fill fl = {v, out, false};
@@ -1490,6 +1511,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   free(B.slot);
   free(B.pslot);
   free(B.pairs);
+  free(data);
   g->math_calls = false;
   return fn;
 }

@@ -127,8 +127,15 @@ void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
 /* ---- cg_func.c ---- */
 /* Emit `name` as an internal function computing f from data pointers (f's
  * parameters then its results, all noalias) and the i64 value of each
- * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
-LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
+ * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. `wide`: instead of
+ * the data pointers, one pointer to the export's array of descriptors
+ * (CG_WIDE_ARGS). */
+enum { CG_WIDE_ARGS = 64 };
+/* sgc's own metadata on LLVM instructions (ignored by LLVM).
+ * CG_MD_FIXED: a load from memory nothing writes during the call. */
+typedef enum { CG_MD_FIXED } CgMd;
+unsigned cg_md_kind(LLVMContextRef ctx, CgMd md);
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide);
 
 /* ---- cg_inplace.c ---- */
 void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
