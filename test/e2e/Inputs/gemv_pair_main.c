@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     sgt_fd(masked_loss, &w, fd);
     CHECK_GRAD(&d_wm, fd, 1e-6);
   }
-  for (int64_t i = 1; i < N; i += 4) { /* m[i] == 0 */
+  for (int64_t i = 1; i < N && D > 0; i += 4) { /* m[i] == 0 (rows of no elements: nothing to poison) */
     sgt_set(&x, i * D, i % 8 == 1 ? INFINITY : NAN);
     sgt_set(&x, i * D + D - 1, -INFINITY);
   }
