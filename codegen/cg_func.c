@@ -415,18 +415,14 @@ static LLVMValueRef combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
 
 typedef struct Red {
   const Inst *v;    /* the reduction */
-  LLVMValueRef acc; /* alloca of the running value (suffix case) */
+  CgAcc acc;        /* the running value (suffix case) */
   LLVMValueRef out; /* result buffer */
 } Red;
 
 static void red_accumulate(Body *B, Idx *x, void *ctx) {
   Red *r = ctx;
-  Cg *g = B->g;
   x->lin = NULL;
-  LLVMTypeRef t = cg_elem_type(g, r->v->type.dtype);
-  LLVMValueRef e = eval(B, r->v->args[0], x);
-  LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
-  LLVMBuildStore(g->b, combine(g, r->v->op, a, e), r->acc);
+  cg_acc_add(B->g, &r->acc, eval(B, r->v->args[0], x));
 }
 
 /* out[kept] = op(out[kept], x[i]) over all of x, out pre-filled. */
@@ -457,8 +453,7 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
   Red *r = s->r;
   Cg *g = B->g;
   const Inst *v = r->v, *src = v->args[0];
-  LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-  LLVMBuildStore(g->b, reduce_init(v->op, t), r->acc);
+  cg_acc_init(B, &r->acc, v->op, cg_elem_type(g, v->type.dtype));
   Idx o = *x;
   o.rank = v->type.rank;
   o.lin = NULL;
@@ -469,14 +464,12 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
     LLVMValueRef j = loop_open(B, block, &L);
     L.short_trip = span_short(B, &src->type, s->from, src->type.rank);
     Idx y = {-1, {0}, add64(g, mul64(g, olin, block), j)};
-    LLVMValueRef e = eval(B, src, &y);
-    LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
-    LLVMBuildStore(g->b, combine(g, v->op, a, e), r->acc);
+    cg_acc_add(g, &r->acc, eval(B, src, &y));
     loop_close(B, &L);
   } else {
     loop_nest(B, &src->type, s->from, src->type.rank, x, red_accumulate, r);
   }
-  store_elem(B, v->type.dtype, r->out, olin, LLVMBuildLoad2(g->b, t, r->acc, ""));
+  store_elem(B, v->type.dtype, r->out, olin, cg_acc_value(g, &r->acc));
 }
 
 static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) {
@@ -498,7 +491,7 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   while (from > 0 && (v->axes & (1u << (from - 1))))
     from--;
   bool suffix = v->axes == ((1u << r) - 1) - ((1u << from) - 1);
-  Red red = {v, entry_alloca(B, cg_elem_type(B->g, v->type.dtype)), out};
+  Red red = {v, {0}, out};
   Idx x = {r, {0}, NULL};
   if (suffix) {
     Suffix s = {&red, from};
