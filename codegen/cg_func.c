@@ -89,6 +89,7 @@ typedef struct Loop {
   LLVMValueRef iv;
   bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
   bool once;       /* [0, 1): no loop, the body runs once at index 0 */
+  bool whole;      /* a multiple of 16 iterations (nest_split): not interleaved */
 } Loop;
 
 /* A loop over [lo, hi); returns its index. Scalars are loops over
@@ -100,6 +101,7 @@ static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   L->short_trip = false;
+  L->whole = false;
   L->once = LLVMIsAConstantInt(lo) && LLVMConstIntGetSExtValue(lo) == 0 &&
             LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) == 1;
   if (L->once) {
@@ -137,15 +139,23 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
  * vectorizer is asked to fold the tail into masked vector iterations, or
  * 14 elements would all run in the scalar remainder of a 16-wide vector
  * loop. A folded tail costs long loops 35-45% (a mask per iteration, no
- * interleaving), hence only there. */
-static void loop_hints(Cg *g, LLVMValueRef br, bool short_trip) {
+ * interleaving), hence only there. A `whole` loop (the first part of a
+ * split one, nest_split) is not interleaved, so that its one 16-wide
+ * vector loop runs from 16 iterations on. */
+static void loop_hints(Cg *g, LLVMValueRef br, bool short_trip, bool whole) {
   LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
   LLVMMetadataRef pred[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.predicate.enable", 36),
                              LLVMValueAsMetadata(LLVMConstInt(g->i1, 1, 0))};
+  LLVMMetadataRef ic1[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.interleave.count", 26),
+                            LLVMValueAsMetadata(LLVMConstInt(g->i32, 1, 0))};
   LLVMMetadataRef norun = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.runtime.disable", 32);
-  LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &norun, 1),
-                            LLVMMDNodeInContext2(g->ctx, pred, 2)};
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->ctx, ops, short_trip ? 3 : 2);
+  LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &norun, 1), NULL};
+  int nops = 2;
+  if (short_trip)
+    ops[nops++] = LLVMMDNodeInContext2(g->ctx, pred, 2);
+  else if (whole)
+    ops[nops++] = LLVMMDNodeInContext2(g->ctx, ic1, 2);
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->ctx, ops, (unsigned)nops);
   LLVMMetadataReplaceAllUsesWith(self, loop);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, loop));
 }
@@ -161,7 +171,7 @@ static void loop_close(Body *B, Loop *L) {
   LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMValueRef br = LLVMBuildBr(g->b, L->header);
-  loop_hints(g, br, L->short_trip);
+  loop_hints(g, br, L->short_trip, L->whole);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(g->b, L->exit);
 }
@@ -299,6 +309,22 @@ static bool span_short(Body *B, const Type *t, int from, int to) {
   return cg_par_short(B) && n < SHORT_TRIP;
 }
 
+static void fill_one(Body *B, Idx *x, void *ctx);
+
+/* The innermost loop of a nest that fills memory, over a symbolic size,
+ * outside loop bodies (where nest_short folds it whole) is split in two:
+ * [0, n & -16), vectorized 16 wide, then the rest with the tail folded
+ * (one masked iteration for f32). Its rows are often short (the outer
+ * product of a matrix-vector product's adjoint, bench W5's 20 columns),
+ * and the vectorizer's usual shape, 64 wide, then 8, then scalar, ran
+ * them as two 8-wide steps and four scalar ones, each with the zero
+ * rule's select (W5: 6 ns of 165). Folding the tail of reductions, or of
+ * the whole loop, measured slower (test/codegen/nest_split.sg). */
+static bool nest_split(Body *B, const Type *t, int from, int to, LoopBody *body) {
+  return body == fill_one && from == to - 1 && t->dim[from].sym >= 0 && !cg_par_short(B) &&
+         !B->par;
+}
+
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
                       void *ctx) {
   if (from == to) {
@@ -306,6 +332,19 @@ static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody
     return;
   }
   Loop L;
+  if (nest_split(B, t, from, to, body)) {
+    LLVMValueRef n = dimv(B, t->dim[from]);
+    LLVMValueRef whole = LLVMBuildAnd(B->g->b, n, i64c(B->g, -16), "whole");
+    x->i[from] = loop_open(B, whole, &L);
+    L.whole = true;
+    body(B, x, ctx);
+    loop_close(B, &L);
+    x->i[from] = loop_range(B, whole, n, &L);
+    L.short_trip = true;
+    body(B, x, ctx);
+    loop_close(B, &L);
+    return;
+  }
   x->i[from] = loop_open(B, dimv(B, t->dim[from]), &L);
   L.short_trip = from == to - 1 && nest_short(B, t->dim[from]);
   loop_nest(B, t, from + 1, to, x, body, ctx);
