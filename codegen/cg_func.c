@@ -1001,14 +1001,14 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
+  CgAcc *acc = xmalloc(sizeof(CgAcc) * (size_t)(nred + 1));
   int r = 0;
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
       s->reg = NULL;
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      i->aux = entry_alloca(B, t);
-      LLVMBuildStore(g->b, reduce_init(i->op, t), i->aux);
+      cg_acc_init(B, &acc[r], i->op, t);
       if (on)
         part[r] = cg_par_partials(B, &par, t);
       r++;
@@ -1016,6 +1016,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   Loop L, blocks;
   LLVMValueRef iv, i0 = NULL, rows = NULL, chunk = NULL;
+  r = 0;
   if (pair) { /* blocks of rows: the forward product, the members, the adjoint */
     LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
     chunk = on ? cg_par_chunk_index(B, &par) : NULL;
@@ -1040,10 +1041,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     Idx x = {space->rank <= 1 ? space->rank : -1, {iv}, iv};
     cg_debug_at(g, i);
     if (ir_ops[i->op].shape == SH_REDUCE) {
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      LLVMValueRef e = eval(B, i->args[0], &x);
-      LLVMValueRef a = LLVMBuildLoad2(g->b, t, i->aux, "");
-      LLVMBuildStore(g->b, combine(g, i->op, a, e), i->aux);
+      cg_acc_add(g, &acc[r++], eval(B, i->args[0], &x));
       continue;
     }
     s->reg = eval_def(B, i, &x);
@@ -1071,7 +1069,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       continue;
     LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
     LLVMValueRef at = on ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : gr->fin[r];
-    LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, t, i->aux, ""), at);
+    LLVMBuildStore(g->b, cg_acc_value(g, &acc[r]), at);
     r++;
   }
   if (on) {
@@ -1093,6 +1091,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     }
   }
   free(part);
+  free(acc);
 }
 
 /* A slice view's pointer, once per emission of its block (a loop group
@@ -1133,7 +1132,6 @@ static void emit_group(Body *B, Inst *first) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
       s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
       store_elem(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
-      i->aux = NULL;
     }
   }
   free(gr.fin);

@@ -1,7 +1,7 @@
 /* Accumulators of the reductions that keep a running value in a register
- * (a whole-operand or trailing-axes reduction, an online group's block
- * max): sums and integer max/min combine as usual, a float max or min
- * through integer keys.
+ * (a whole-operand or trailing-axes reduction, a loop group's, an online
+ * group's block max): sums and integer max/min combine as usual, a float
+ * max or min through integer keys.
  *
  * `llvm.maximum` (NaN wins, -0 < +0) has no x86 instruction: each step is
  * a sign test, two blends, vmaxps and a NaN fix-up in one dependent chain,

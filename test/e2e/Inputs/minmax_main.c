@@ -3,8 +3,8 @@
  * llvm.maximum's rules (NaN if any element is NaN, -0 < +0), bit for bit
  * (a NaN result only as NaN), on random data and on patterns placed at
  * the first, a middle and the last position: +-0, +-inf, NaN of either
- * sign; the trailing-axis forms (rows; a transposed matrix) on the same
- * data; the gradient of sum(x*x) - max(x) + min(x) against central
+ * sign; the trailing-axis forms (rows; a transposed matrix) and max - min
+ * (a loop group, on the pool for large n) on the same data; the gradient of sum(x*x) - max(x) + min(x) against central
  * differences. */
 #include <string.h>
 
@@ -54,6 +54,8 @@ static void check_all(const double *v, int pattern, int64_t at) {
   same(sgt_get(&od, 0), mx, "dmax", pattern, at);
   CHECK_EQ_INT(dmin(&xd, &od), SG_OK);
   same(sgt_get(&od, 0), mn, "dmin", pattern, at);
+  CHECK_EQ_INT(spanx(&xf, &of), SG_OK);
+  same(sgt_get(&of, 0), (float)mx - (float)mn, "spanx", pattern, at);
   /* rows of 1 x N, and N x 1 transposed: the same reductions */
   sg_tensor rf = SGT_TENSOR(SG_F32, 1, N), ro = SGT_TENSOR(SG_F32, 1);
   sg_tensor td = SGT_TENSOR(SG_F64, N, 1), to = SGT_TENSOR(SG_F64, 1);
