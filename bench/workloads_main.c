@@ -16,7 +16,9 @@
  *               sgc's outputs in that order, native dtype) for report.py.
  *   --smoke     small sizes, no timing: only check that sgc and the C agree
  *               (the lit test test/bench/workloads_smoke.test).
- *   --scaling   instead: sgc's gradient alone on 1 and on 2 threads
+ *   --scaling   instead: the read bandwidth on 1 and on 2 threads (how far
+ *               memory lets a streaming workload scale), then sgc's
+ *               gradient alone on 1 and on 2 threads
  *               (sg_set_num_threads), wall-clock median of each, the
  *               speedup, and whether the outputs are bit-identical. Only
  *               meaningful on an otherwise idle machine.
@@ -24,6 +26,7 @@
  * output's largest magnitude). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +405,59 @@ static double read_bandwidth(void) {
   return 4.0 * (double)n / best;
 }
 
+static double wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The same read on `threads` threads at once, each summing its share of
+ * the array, in wall-clock time: how far memory lets a streaming workload
+ * scale (--scaling). */
+typedef struct {
+  const float *a;
+  int64_t n;
+  float sum;
+} ReadPart;
+
+static void *read_part(void *arg) {
+  ReadPart *p = arg;
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int64_t i = 0; i < p->n; i += 4)
+    s0 += p->a[i], s1 += p->a[i + 1], s2 += p->a[i + 2], s3 += p->a[i + 3];
+  p->sum = s0 + s1 + s2 + s3;
+  return NULL;
+}
+
+static double read_bandwidth_threads(int threads) {
+  int64_t n = 64 << 20;
+  float *a = alloc(n, 0);
+  for (int64_t i = 0; i < n; i++)
+    a[i] = 1;
+  double best = 1e30;
+  volatile float sink = 0;
+  for (int rep = 0; rep < 4; rep++) {
+    pthread_t tid[8];
+    ReadPart part[8];
+    double t0 = wall();
+    for (int t = 0; t < threads; t++) {
+      part[t] = (ReadPart){a + n / threads * t, n / threads, 0};
+      if (t > 0)
+        pthread_create(&tid[t], NULL, read_part, &part[t]);
+    }
+    read_part(&part[0]);
+    for (int t = 1; t < threads; t++)
+      pthread_join(tid[t], NULL);
+    double t = wall() - t0;
+    for (int k = 0; k < threads; k++)
+      sink += part[k].sum;
+    best = t < best ? t : best;
+  }
+  (void)sink;
+  free(a);
+  return 4.0 * (double)n / best;
+}
+
 static void dump(const wcase *c, const char *dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s.txt", dir, c->id);
@@ -426,11 +482,6 @@ static void dump(const wcase *c, const char *dir) {
   fclose(bin);
 }
 
-static double wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Wall-clock median of sgc's gradient on `threads` threads. */
 static double wall_median(wcase *c, int threads, double budget) {
@@ -514,9 +565,13 @@ int main(int argc, char **argv) {
     }
   }
   double bw = 0, rbw = 0;
-  if (scale)
+  if (scale) {
+    double r1 = read_bandwidth_threads(1), r2 = read_bandwidth_threads(2);
+    printf("memory read bandwidth (this run): 1 thread %.1f GB/s, 2 threads %.1f GB/s (%.2fx)\n",
+           r1 / 1e9, r2 / 1e9, r2 / r1);
     printf("%-14s %-24s %9s %9s %8s  %s\n", "function", "sizes", "1t ms", "2t ms", "speedup",
            "bit-identical");
+  }
   else if (!smoke) {
     bw = triad_bandwidth();
     rbw = read_bandwidth();

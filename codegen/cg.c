@@ -50,6 +50,11 @@ static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out
   return tm;
 }
 
+unsigned cg_md_kind(LLVMContextRef ctx, CgMd md) {
+  static const char *const names[] = {[CG_MD_FIXED] = "sg.fixed"};
+  return LLVMGetMDKindIDInContext(ctx, names[md], (unsigned)strlen(names[md]));
+}
+
 /* LLVM accepts any CPU name and only warns; sgc rejects unknown ones
  * (there is no C API to ask LLVM, hence the list: x86-64's names). */
 bool cg_cpu_known(const char *cpu) {

@@ -191,7 +191,13 @@ void cg_export(Cg *g, Function *f) {
   int nsyms = cg_func_syms(g->m, f, syms);
   int nargs = f->nparams + f->nresults;
   char *body_name = arena_printf(g->m->arena, "%s.body", f->name);
-  LLVMValueRef body = cg_body(g, f, body_name, syms, nsyms);
+  /* A wide signature (2,000 scalar parameters) passes the body the array
+   * of descriptors the checks read anyway, not one data pointer each:
+   * thousands of loads and stores handed from piece to piece of a split
+   * body (cg_split.c) were most of the compile time, all of it in LLVM's
+   * code generation of straight-line blocks. */
+  bool wide = nargs > CG_WIDE_ARGS;
+  LLVMValueRef body = cg_body(g, f, body_name, syms, nsyms, wide);
 
   LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nargs + 1));
   for (int k = 0; k < nargs; k++)
@@ -204,6 +210,10 @@ void cg_export(Cg *g, Function *f) {
 
   LLVMValueRef argv = LLVMBuildArrayAlloca(g->b, g->ptr, LLVMConstInt(g->i32, (unsigned)(nargs ? nargs : 1), 0), "argv");
   LLVMValueRef symv = LLVMBuildArrayAlloca(g->b, g->i64, LLVMConstInt(g->i32, (unsigned)(nsyms ? nsyms : 1), 0), "syms");
+  for (int k = 0; k < nargs && wide; k++) {
+    LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)k, 0);
+    LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)k), LLVMBuildInBoundsGEP2(g->b, g->ptr, argv, &idx, 1, ""));
+  }
   /* The inline checks (cg_argcheck.c) run first; sg_rt_check only when
    * they doubt, to decide again and write the message. */
   LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, fn, "check_table");
@@ -214,7 +224,7 @@ void cg_export(Cg *g, Function *f) {
   else
     LLVMBuildBr(g->b, full);
   LLVMPositionBuilderAtEnd(g->b, full);
-  for (int k = 0; k < nargs; k++) {
+  for (int k = 0; k < nargs && !wide; k++) {
     LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)k, 0);
     LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)k), LLVMBuildInBoundsGEP2(g->b, g->ptr, argv, &idx, 1, ""));
   }
@@ -231,14 +241,17 @@ void cg_export(Cg *g, Function *f) {
 
   LLVMPositionBuilderAtEnd(g->b, run);
   check_derived(g, f, fn, symv, syms, nsyms);
-  LLVMValueRef *bargs = xmalloc(sizeof(LLVMValueRef) * (size_t)(nargs + nsyms + 1));
-  for (int k = 0; k < nargs; k++) /* sg_tensor.data is the first field */
+  int ndata = wide ? 1 : nargs;
+  LLVMValueRef *bargs = xmalloc(sizeof(LLVMValueRef) * (size_t)(ndata + nsyms + 1));
+  if (wide)
+    bargs[0] = argv;
+  for (int k = 0; k < nargs && !wide; k++) /* sg_tensor.data is the first field */
     bargs[k] = LLVMBuildLoad2(g->b, g->ptr, LLVMGetParam(fn, (unsigned)k), "");
   for (int s = 0; s < nsyms; s++) {
     LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)s, 0);
-    bargs[nargs + s] = LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, symv, &idx, 1, ""), "");
+    bargs[ndata + s] = LLVMBuildLoad2(g->b, g->i64, LLVMBuildInBoundsGEP2(g->b, g->i64, symv, &idx, 1, ""), "");
   }
-  LLVMValueRef r = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(body), body, bargs, (unsigned)(nargs + nsyms), "");
+  LLVMValueRef r = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(body), body, bargs, (unsigned)(ndata + nsyms), "");
   free(bargs);
   free(syms);
   LLVMBuildRet(g->b, r);

@@ -312,7 +312,8 @@ static bool span_short(Body *B, const Type *t, int from, int to) {
 static void fill_one(Body *B, Idx *x, void *ctx);
 
 /* The innermost loop of a nest that fills memory, over a symbolic size,
- * outside loop bodies (where nest_short folds it whole) is split in two:
+ * outside loop bodies (where nest_short folds it whole; on the pool, in
+ * each chunk of rows) is split in two:
  * [0, n & -16), vectorized 16 wide, then the rest with the tail folded
  * (one masked iteration for f32). Its rows are often short (the outer
  * product of a matrix-vector product's adjoint, bench W5's 20 columns),
@@ -321,8 +322,7 @@ static void fill_one(Body *B, Idx *x, void *ctx);
  * rule's select (W5: 6 ns of 165). Folding the tail of reductions, or of
  * the whole loop, measured slower (test/codegen/nest_split.sg). */
 static bool nest_split(Body *B, const Type *t, int from, int to, LoopBody *body) {
-  return body == fill_one && from == to - 1 && t->dim[from].sym >= 0 && !cg_par_short(B) &&
-         !B->par;
+  return body == fill_one && from == to - 1 && t->dim[from].sym >= 0 && !cg_par_short(B);
 }
 
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
@@ -416,17 +416,38 @@ static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     cg_par_end(B, &par);
 }
 
+/* A fill that needs its index (a broadcast, a transpose: `z - max(z,
+ * axis=1)`) as a loop nest, inline or on the pool (cg_par_rows_worth) in
+ * chunks of whole rows (indices of axis 0). */
+static void fill_rows_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
+  Fill *f = ctx;
+  const Type *t = &f->v->type;
+  Idx x = {t->rank, {0}, NULL};
+  Par par;
+  if (on)
+    cg_par_begin_rows(B, rows, numel(B, t, 0, t->rank), &par);
+  cg_alias_begin(B);
+  if (on) {
+    Loop L;
+    x.i[0] = loop_range(B, par.begin, par.end, &L);
+    loop_nest(B, t, 1, t->rank, &x, fill_one, f);
+    loop_close(B, &L);
+  } else {
+    loop_nest(B, t, 0, t->rank, &x, fill_one, f);
+  }
+  cg_alias_end(B);
+  if (on)
+    cg_par_end(B, &par);
+}
+
 /* buf[i] = v[i] for every element, by v's definition. */
 static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
-  if (flat_def_ok(B, v) || v->type.rank <= 1) {
-    emit_versions(B, numel(B, &v->type, 0, v->type.rank), fill_version, &f);
-    return;
-  }
-  Idx x = {v->type.rank, {0}, NULL};
-  cg_alias_begin(B);
-  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &f);
-  cg_alias_end(B);
+  const Type *t = &v->type;
+  if (flat_def_ok(B, v) || t->rank <= 1)
+    emit_versions(B, numel(B, t, 0, t->rank), fill_version, &f);
+  else
+    fill_rows_version(B, &f, numel(B, t, 0, 1), cg_par_rows_worth(B, numel(B, t, 0, t->rank)));
 }
 
 static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
@@ -511,17 +532,33 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
   store_elem(B, v->type.dtype, r->out, olin, cg_acc_value(g, &r->acc));
 }
 
-static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) {
-  Cg *g = B->g;
-  LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
-  LLVMValueRef first = LLVMGetFirstInstruction(B->entry);
-  if (first)
-    LLVMPositionBuilderBefore(ab, first);
-  else
-    LLVMPositionBuilderAtEnd(ab, B->entry);
-  LLVMValueRef a = LLVMBuildAlloca(ab, t, "acc");
-  LLVMDisposeBuilder(ab);
-  return a;
+static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) { return cg_alloca_at(B->g, B->entry, t, "acc"); }
+
+/* A reduction along the trailing axes of an [n, ...] operand (a row max
+ * or sum), inline or on the pool (cg_par_rows_worth): chunks of whole
+ * rows, each row reduced by one thread in the order of the inline loop, so
+ * the bits do not depend on the thread count. W1's three row reductions
+ * over [256, 1000] were most of what its gradient ran on one thread of
+ * two. */
+static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
+  Suffix *s = ctx;
+  const Inst *src = s->r->v->args[0];
+  Idx x = {src->type.rank, {0}, NULL};
+  if (!on) {
+    loop_nest(B, &src->type, 0, s->from, &x, red_suffix_outer, s);
+    return;
+  }
+  Par par;
+  cg_par_begin_rows(B, rows, numel(B, &src->type, 0, src->type.rank), &par);
+  /* the running value is the chunk's own (red_suffix_outer allocates it
+   * in the chunk function's entry) */
+  Red red = {s->r->v, {0}, s->r->out};
+  Suffix mine = {&red, s->from};
+  Loop L;
+  x.i[0] = loop_range(B, par.begin, par.end, &L);
+  red_suffix_outer(B, &x, &mine);
+  loop_close(B, &L);
+  cg_par_end(B, &par);
 }
 
 static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
@@ -534,7 +571,12 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   Idx x = {r, {0}, NULL};
   if (suffix) {
     Suffix s = {&red, from};
-    loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    if (from == 1) {
+      bool pool = cg_par_rows_worth(B, numel(B, &src->type, 0, r));
+      row_reduce_version(B, &s, numel(B, &src->type, 0, 1), pool);
+    } else {
+      loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    }
     return;
   }
   /* Reducing leading or middle axes: stream over the operand in memory
@@ -1336,18 +1378,36 @@ static bool expands_to_math(Op op) {
          op == OP_sigmoid || op == OP_softplus;
 }
 
-LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms) {
-  int nptr = f->nparams + f->nresults;
-  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(nptr + nsyms + 1));
-  for (int k = 0; k < nptr; k++)
+/* Where argument k's data is, in the body: its parameter, or for a wide
+ * signature the two loads through the export's array of descriptors,
+ * which nothing writes during the call (marked CG_MD_FIXED: cg_split.c
+ * loads them again in each piece that uses them instead of passing them). */
+static LLVMValueRef arg_data(Cg *g, LLVMValueRef fn, int k, bool wide) {
+  if (!wide)
+    return LLVMGetParam(fn, (unsigned)k);
+  LLVMValueRef idx = i64c(g, k);
+  LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(fn, 0), &idx, 1, "");
+  LLVMValueRef loads[2];
+  loads[0] = LLVMBuildLoad2(g->b, g->ptr, at, "desc"); /* sg_tensor.data is the first field */
+  loads[1] = LLVMBuildLoad2(g->b, g->ptr, loads[0], "data");
+  unsigned kind = cg_md_kind(g->ctx, CG_MD_FIXED);
+  for (int j = 0; j < 2; j++)
+    LLVMSetMetadata(loads[j], kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, NULL, 0)));
+  return loads[1];
+}
+
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide) {
+  int nptr = f->nparams + f->nresults, ndata = wide ? 1 : nptr;
+  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(ndata + nsyms + 1));
+  for (int k = 0; k < ndata; k++)
     pt[k] = g->ptr;
   for (int k = 0; k < nsyms; k++)
-    pt[nptr + k] = g->i64;
-  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(nptr + nsyms), 0));
+    pt[ndata + k] = g->i64;
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(ndata + nsyms), 0));
   free(pt);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  for (int k = 0; k < nptr; k++)
+  for (int k = 0; k < ndata && !wide; k++)
     LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
 
   int n = ir_renumber(f);
@@ -1362,7 +1422,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
   for (int k = 0; k < nsyms; k++)
-    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(nptr + k));
+    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(ndata + k));
   B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
   B.rg = xmalloc(sizeof(*B.rg) * (size_t)(n + 1));
   memset(B.rg, 0, sizeof(*B.rg) * (size_t)(n + 1));
@@ -1371,8 +1431,11 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMPositionBuilderAtEnd(g->b, B.entry);
   cg_debug_func(g, fn, f);
 
+  LLVMValueRef *data = xmalloc(sizeof(LLVMValueRef) * (size_t)(nptr + 1));
+  for (int k = 0; k < nptr; k++)
+    data[k] = arg_data(g, fn, k, wide);
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = LLVMGetParam(fn, (unsigned)k), .temp = -1, .group = -1, .rows = -1, .online = -1};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1, .online = -1};
   plan(&B, n);
   if (!B.has_regions) {
     cg_rows_form(&B, n);
@@ -1393,7 +1456,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     Slot *s = slot(&B, v);
     bool computes = v->op != OP_param && v->op != OP_reshape && !s->view;
     if (computes && !s->buf)
-      s->buf = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+      s->buf = data[f->nparams + k];
   }
   /* Every shape the body loops over or stores must fit: a broadcast can
    * multiply the argument sizes past 64 bits. Checked once, at entry. */
@@ -1459,7 +1522,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   /* Results that are not already in their output buffer are copied there. */
   for (int k = 0; k < f->nresults; k++) {
     Inst *v = f->results[k];
-    LLVMValueRef out = LLVMGetParam(fn, (unsigned)(f->nparams + k));
+    LLVMValueRef out = data[f->nparams + k];
     if (slot(&B, v)->buf == out)
       continue;
     Fill fl = {v, out, false};
@@ -1479,6 +1542,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   free(B.slot);
   free(B.pslot);
   free(B.pairs);
+  free(data);
   g->math_calls = false;
   return fn;
 }

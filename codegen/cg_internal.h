@@ -127,8 +127,15 @@ void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
 /* ---- cg_func.c ---- */
 /* Emit `name` as an internal function computing f from data pointers (f's
  * parameters then its results, all noalias) and the i64 value of each
- * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. */
-LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms);
+ * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. `wide`: instead of
+ * the data pointers, one pointer to the export's array of descriptors
+ * (CG_WIDE_ARGS). */
+enum { CG_WIDE_ARGS = 64 };
+/* sgc's own metadata on LLVM instructions (ignored by LLVM).
+ * CG_MD_FIXED: a load from memory nothing writes during the call. */
+typedef enum { CG_MD_FIXED } CgMd;
+unsigned cg_md_kind(LLVMContextRef ctx, CgMd md);
+LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide);
 
 /* ---- cg_inplace.c ---- */
 void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
@@ -327,6 +334,8 @@ void cg_par_end(Body *B, Par *p);
  * from the loop's context). Every value of the body a loop uses goes
  * through here. */
 LLVMValueRef cg_outer(Body *B, LLVMValueRef v);
+/* An alloca at the start of the entry block (so LLVM sees a fixed frame). */
+LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name);
 /* An array of one partial result per chunk (in the body's frame), and the
  * chunk a loop function's range is. */
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem);
@@ -335,6 +344,16 @@ LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count)
  * chunks of at least `least` items, a multiple of align, at most `most`
  * of them; still a function of n alone. */
 void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p);
+/* Whether a loop nest over `total` elements goes to the pool, in one copy:
+ * not inside a pool's loop or a loop body, not when total is a literal
+ * under two chunks. With a symbolic size the pool's version runs a small
+ * call as one chunk on the calling thread: a nest is large code, and two
+ * copies of each (inline and pool) cost the shipped examples 30-45% of
+ * their compile time. */
+bool cg_par_rows_worth(Body *B, LLVMValueRef total);
+/* cg_par_begin for a loop over `rows` rows of `total` elements in all
+ * (row reductions): chunks of whole rows, about PAR_CHUNK elements each. */
+void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
 /* cg_data.c: around the call of a parallel loop with checks that can fail:
  * clear the chunks' failure records before it, report the first after. */

@@ -69,7 +69,7 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
   return x;
 }
 
-static LLVMValueRef alloca_at_entry(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
+LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
   LLVMBuilderRef ab = LLVMCreateBuilderInContext(g->ctx);
   LLVMValueRef first = LLVMGetFirstInstruction(entry);
   if (first)
@@ -82,11 +82,11 @@ static LLVMValueRef alloca_at_entry(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef 
 }
 
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
-  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
+  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
 }
 
 LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count) {
-  return alloca_at_entry(B->g, p->saved_entry, LLVMArrayType2(elem, (uint64_t)count), "partials");
+  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, (uint64_t)count), "partials");
 }
 
 bool cg_par_short(Body *B) { return B->region_depth > 0 && !B->par; }
@@ -104,6 +104,12 @@ LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n) {
 
 static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p);
 
+bool cg_par_rows_worth(Body *B, LLVMValueRef total) {
+  if (B->par || cg_par_short(B))
+    return false;
+  return !LLVMIsAConstantInt(total) || LLVMConstIntGetSExtValue(total) >= 2 * PAR_CHUNK;
+}
+
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
   par_begin(B, n, PAR_CHUNK, i64c(B->g, PAR_MAX_CHUNKS), 1, p);
 }
@@ -114,6 +120,15 @@ void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p
 
 void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p) {
   par_begin(B, n, least, i64c(B->g, most), align, p);
+}
+
+void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p) {
+  Cg *g = B->g;
+  LLVMValueRef most = LLVMBuildSDiv(g->b, total, i64c(g, PAR_CHUNK), "");
+  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, most, i64c(g, 1), ""), i64c(g, 1), most, "");
+  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, most, i64c(g, PAR_MAX_CHUNKS), ""),
+                         i64c(g, PAR_MAX_CHUNKS), most, "");
+  par_begin(B, rows, 1, most, 1, p);
 }
 
 static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p) {
@@ -168,7 +183,7 @@ void cg_par_end(Body *B, Par *p) {
   B->entry = p->saved_entry;
   LLVMPositionBuilderAtEnd(g->b, p->saved_block);
   int ncap = p->ncap ? p->ncap : 1;
-  LLVMValueRef ctx = alloca_at_entry(g, B->entry, LLVMArrayType2(g->i64, (uint64_t)ncap), "ctx");
+  LLVMValueRef ctx = cg_alloca_at(g, B->entry, LLVMArrayType2(g->i64, (uint64_t)ncap), "ctx");
   for (int k = 0; k < p->ncap; k++) {
     LLVMValueRef at = i64c(g, 8 * k);
     LLVMBuildStore(g->b, p->outer[k], LLVMBuildInBoundsGEP2(g->b, g->i8, ctx, &at, 1, ""));

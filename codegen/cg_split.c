@@ -233,11 +233,15 @@ static int frame_slot(Split *S, LLVMValueRef v) {
 
 /* Whether v is an address at constant offsets from another value
  * (`getelementptr inbounds i8, ptr %temps, i64 4096`: a temporary in the
- * workspace). A piece rebuilds such addresses from their base instead of
- * receiving each one: a body with 20,000 temporaries would otherwise pass
+ * workspace), or a load marked CG_MD_FIXED from such an address. A piece
+ * rebuilds such values from their base instead of receiving each one: a body with 20,000 temporaries would otherwise pass
  * 20,000 pointers through the frame, and the caller's 20,000 stores to one
  * alloca make LLVM's InstCombine quadratic. */
 static bool rebuildable(LLVMValueRef v) {
+  /* a load from memory that does not change during the call (a wide
+   * signature's descriptors, cg_func.c arg_data), from such an address */
+  if (LLVMIsALoadInst(v))
+    return LLVMGetMetadata(v, cg_md_kind(LLVMGetTypeContext(LLVMTypeOf(v)), CG_MD_FIXED)) != NULL;
   if (!LLVMIsAGetElementPtrInst(v))
     return false;
   int n = LLVMGetNumOperands(v);
@@ -381,6 +385,12 @@ static void outline(Split *S, int b0, int b1) {
   for (int k = 0; k < nfrom; k++) {
     LLVMValueRef v = from[k];
     int p = pm_get(&param, v, -1);
+    if (in.base[k] >= 0 && LLVMIsALoadInst(v)) {
+      repl[k] = LLVMBuildLoad2(eb, LLVMTypeOf(v), repl[in.base[k]], "");
+      unsigned kind = cg_md_kind(g->ctx, CG_MD_FIXED);
+      LLVMSetMetadata(repl[k], kind, LLVMGetMetadata(v, kind));
+      continue;
+    }
     if (in.base[k] >= 0) {
       int n = LLVMGetNumOperands(v);
       LLVMValueRef idx[8];

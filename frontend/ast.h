@@ -88,6 +88,7 @@ struct Expr {
   AstDim *dims;     /* EX_SHAPE */
   int ndims;
   int depth;        /* 1 + the deepest operand's depth */
+  int nesting;      /* operands inside operands; a left-associative chain is one level */
   Index *index;     /* EX_INDEX */
   int nindex;
 };
@@ -98,6 +99,17 @@ struct Expr {
  * a function may have anyway (frontend/lower.c), so no program that could
  * compile is refused. */
 enum { AST_MAX_DEPTH = 200000 };
+
+/* The deepest nesting the parser accepts: call arguments, unary operands,
+ * index expressions, tuple elements and the right operand of a binary
+ * operator (both operands of `**`) are one level inside their expression;
+ * the left operand of a left-associative operator is not, so `a + b + c`
+ * is one level however long, while `exp(exp(...))`, `- - x` and
+ * `x ** x ** x` nest. Parentheses alone do not count. Like clang's bracket
+ * depth (256 by default), it refuses early what no real program needs:
+ * every level is a few instructions in the gradient, so a program nested
+ * 16,000 deep took LLVM seconds to compile. */
+enum { AST_MAX_NESTING = 1000 };
 
 typedef enum {
   ST_LET,    /* let name [: type] = value; */

@@ -120,11 +120,23 @@ static Expr *mk_expr(ParseCtx *pc, ExprKind kind, Loc loc) {
   return e;
 }
 
-/* Records that e contains `sub`; past AST_MAX_DEPTH, one error per parse
- * (a chain of a million '+' would otherwise overflow the stack of every
- * later walk over the tree). */
-static void nest(ParseCtx *pc, Expr *e, const Expr *sub) {
-  if (!sub || sub->depth < e->depth)
+/* Records that e contains `sub`, one nesting level inside it when `inner`.
+ * Past AST_MAX_DEPTH operations or AST_MAX_NESTING levels (ast.h), one
+ * error per parse: a chain of a million '+' would otherwise overflow the
+ * stack of every later walk over the tree, and thousands of nested calls
+ * take seconds to compile. */
+static void nest(ParseCtx *pc, Expr *e, const Expr *sub, bool inner) {
+  if (!sub)
+    return;
+  if (sub->nesting + inner > e->nesting) {
+    e->nesting = sub->nesting + inner;
+    if (e->nesting > AST_MAX_NESTING && !pc->depth_reported) {
+      pc->depth_reported = true;
+      diag_error(pc->diag, e->loc, "expression nested too deeply (more than %d levels)",
+                 AST_MAX_NESTING);
+    }
+  }
+  if (sub->depth < e->depth)
     return;
   e->depth = sub->depth + 1;
   if (e->depth > AST_MAX_DEPTH && !pc->depth_reported) {
@@ -139,8 +151,8 @@ static Expr *mk_binary(ParseCtx *pc, BinOp op, Loc loc, Expr *lhs, Expr *rhs) {
   e->op = op;
   e->lhs = lhs;
   e->rhs = rhs;
-  nest(pc, e, lhs);
-  nest(pc, e, rhs);
+  nest(pc, e, lhs, op == BIN_POW); /* `**` is right-associative */
+  nest(pc, e, rhs, true);
   return e;
 }
 
@@ -753,11 +765,12 @@ unary:
     T_MINUS unary {
       $$ = mk_expr(pc, EX_NEG, LOC(@1));
       $$->lhs = $2;
-      nest(pc, $$, $2);
+      nest(pc, $$, $2, true);
     }
   | T_NOT unary {
       $$ = mk_expr(pc, EX_NOT, LOC(@1));
       $$->lhs = $2;
+      nest(pc, $$, $2, true);
     }
   | power               { $$ = $1; }
   ;
@@ -774,15 +787,21 @@ postfix:
       $$->lhs = $1;
       $$->index = $3.head;
       $$->nindex = $3.n;
+      nest(pc, $$, $1, false);
+      for (Index *ix = $3.head; ix; ix = ix->next) {
+        nest(pc, $$, ix->pos, true);
+        nest(pc, $$, ix->lo, true);
+        nest(pc, $$, ix->hi, true);
+      }
     }
   | postfix T_LPAREN args_opt T_RPAREN {
       $$ = mk_expr(pc, EX_CALL, LOC(@1));
       $$->callee = $1;
       $$->args = $3.head;
       $$->nargs = $3.n;
-      nest(pc, $$, $1);
+      nest(pc, $$, $1, false);
       for (Arg *a = $3.head; a; a = a->next)
-        nest(pc, $$, a->value);
+        nest(pc, $$, a->value, true);
     }
   ;
 
@@ -821,6 +840,8 @@ primary:
       first->next = $4.head;
       $$->args = first;
       $$->nargs = $4.n + 1;
+      for (Arg *a = first; a; a = a->next)
+        nest(pc, $$, a->value, true);
     }
   | T_LBRACK dims T_RBRACK {
       $$ = mk_expr(pc, EX_SHAPE, LOC(@1));

@@ -21,6 +21,7 @@
  * A matrix-vector product that sums rows of the matrix (the adjoint of x @ w, x^T g) needs
  * no scan: the kernel tests each row's factor as it goes (gemm_tmpl.h's
  * gemv_sum_z), so x is read once instead of twice. */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -33,6 +34,12 @@
  * reads the 32-bit word that holds the exponent (the high word of a double):
  * baseline x86-64 (SSE2) has no 64-bit lane compare, and with one the loop
  * stayed scalar, at a fifth of the product's time in a batched gradient. */
+/* A scan of at least this many elements runs on the thread pool, in
+ * chunks of whole rows (W1's adjoint scans 387K floats before its product,
+ * serial time on two threads). Whether any chunk found an inf or NaN does
+ * not depend on how the chunks were shared. */
+enum { SCAN_PAR_LEAST = 1 << 16 };
+
 #define DEFINE_GEMMZ(T, U, EXP, NAME, GEMM, GEMVZ)                                               \
   static bool all_finite_##T(const T *p, int64_t rows, int64_t cols, int64_t ld) {        \
     for (int64_t i = 0; i < rows; i++) {                                                 \
@@ -49,16 +56,34 @@
     }                                                                                    \
     return true;                                                                         \
   }                                                                                      \
+  typedef struct {                                                                       \
+    const T *p;                                                                          \
+    int64_t cols, ld;                                                                    \
+    atomic_int bad;                                                                      \
+  } Scan_##T;                                                                            \
+  static void scan_rows_##T(void *ctx, int64_t begin, int64_t end) {                     \
+    Scan_##T *s = ctx;                                                                   \
+    if (!all_finite_##T(s->p + begin * s->ld, end - begin, s->cols, s->ld))              \
+      atomic_store_explicit(&s->bad, 1, memory_order_relaxed);                           \
+  }                                                                                      \
+  static bool finite_##T(const T *p, int64_t rows, int64_t cols, int64_t ld) {           \
+    if (rows < 2 || rows * cols < SCAN_PAR_LEAST)                                        \
+      return all_finite_##T(p, rows, cols, ld);                                          \
+    Scan_##T s = {p, cols, ld, 0};                                                       \
+    int64_t chunk = (SCAN_PAR_LEAST / 2 + cols - 1) / cols;                              \
+    sg_rt_parallel_for(rows, chunk, scan_rows_##T, &s);                                  \
+    return !atomic_load_explicit(&s.bad, memory_order_relaxed);                          \
+  }                                                                                      \
   void NAME(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const T *a,       \
             int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate) {    \
     if (GEMVZ(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate) == 0)       \
       return;                                                                            \
     if (!accumulate && (double)m * (double)n < (double)k * (double)(m + n)) {            \
       GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, 0);                        \
-      if (all_finite_##T(c, m, n, ldc))                                                  \
+      if (finite_##T(c, m, n, ldc))                                                      \
         return;                                                                          \
-    } else if (all_finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&               \
-               all_finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {               \
+    } else if (finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&                   \
+               finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {                   \
       GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);               \
       return;                                                                            \
     }                                                                                    \

@@ -4,7 +4,8 @@
  * after the product (C smaller than A and B together: a long k) or A and B
  * before it (a short k, or accumulating into C). Each case against a naive
  * loop that leaves out zero factors, with zeros, infinities and NaNs on
- * both sides, and without them. */
+ * both sides, and without them; large enough for the scans to run on the
+ * thread pool, on 1, 2 and 3 threads. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,9 +18,10 @@
 static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
 
 /* C[m][n] (+)= A[m][k] B[k][n], both stored row-major (no transposes: the
- * decision does not depend on them). specials: A has zeros where B has inf,
- * an inf where B has zeros, and one NaN against a zero; so the right
- * answer is finite everywhere. overflow: 1e300-sized factors in one row. */
+ * decision does not depend on them). specials 1: A has zeros where B has
+ * inf, an inf where B has zeros, and one NaN against a zero; specials 2:
+ * one NaN in A's last row, against a zero row of B. Either way the right
+ * answer is finite everywhere. */
 static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int specials) {
   double *a = malloc(sizeof(double) * (size_t)(m * k)), *b = malloc(sizeof(double) * (size_t)(k * n));
   double *c0 = malloc(sizeof(double) * (size_t)(m * n)), *want = malloc(sizeof(double) * (size_t)(m * n));
@@ -29,7 +31,7 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
     b[i] = rnd();
   for (int64_t i = 0; i < m * n; i++)
     c0[i] = rnd();
-  if (specials)
+  if (specials == 1)
     for (int64_t p = 0; p < k; p++) {
       int64_t i = p % m, j = p % n;
       if (p % 3 == 0) { /* a zero in A against an inf in B */
@@ -42,6 +44,12 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
           b[p * n + q] = 0;
       }
     }
+  if (specials == 2 && k > 1) { /* only a NaN in A's last row, against a zero row of B:
+                                 * the last chunk of a parallel scan must see it */
+    a[(m - 1) * k + 1] = NAN;
+    for (int64_t q = 0; q < n; q++)
+      b[n + q] = 0;
+  }
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double s = acc ? c0[i * n + j] : 0;
@@ -89,6 +97,17 @@ int main(void) {
       for (int acc = 0; acc <= 1; acc++)
         for (int specials = 0; specials <= 1; specials++)
           one_case(f64, shapes[s][0], shapes[s][1], shapes[s][2], acc, specials);
+  /* Scans of 64K elements or more run on the pool in chunks of rows: C
+   * after the product (256x300, k = 600), A and B before it (400x400,
+   * k = 200), on 1, 2 and 3 threads. */
+  static const int64_t big[][3] = {{256, 300, 600}, {400, 400, 200}};
+  for (int threads = 1; threads <= 3; threads++) {
+    sg_set_num_threads(threads);
+    for (size_t s = 0; s < sizeof big / sizeof *big; s++)
+      for (int specials = 0; specials <= 2; specials++)
+        one_case(0, big[s][0], big[s][1], big[s][2], 0, specials);
+  }
+  sg_set_num_threads(0);
   /* a sum that overflows with finite factors: inf either way */
   double a[2] = {1e308, 1e308}, b[2] = {10, 10}, c = 0;
   sg_rt_gemmz_f64(0, 0, 1, 1, 2, a, 2, b, 1, &c, 1, 0);

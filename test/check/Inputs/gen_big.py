@@ -9,7 +9,8 @@ KIND:
   expression ~1 MB: one return of 200,000 terms x + x + ... + x
   parens     10,000 nested parentheses, each around one operation
   parens_error  the same, with an unknown name at the innermost level
-  calls      10,000 nested calls exp(exp(...(x)...))
+  calls      999 nested calls exp(exp(...(x * 1e-30)...)): 1,000 levels, the nesting limit
+  calls_deep 16,000 nested calls, past the nesting limit
   chain      6 MB: one return of 1,500,000 terms x + x + ... + x
   negs       300,000 unary minuses - - ... - x
   pows       300,000 right-nested powers x ** x ** ... ** x
@@ -57,8 +58,8 @@ elif kind in ("parens", "parens_error"):
     inner = "oops" if kind == "parens_error" else "x"
     lines = ["export fn f(x: f32) -> f32 {",
              "  return " + "(" * n + inner + " * 0.5" + ") + 1" * (n - 1) + ");", "}"]
-elif kind == "calls":
-    n = 10000
+elif kind in ("calls", "calls_deep"):
+    n = 999 if kind == "calls" else 16000
     lines = ["export fn f(x: f32) -> f32 {",
              "  return " + "exp(" * n + "x * 1e-30" + ")" * n + ";", "}"]
 elif kind == "chain":
