@@ -150,8 +150,9 @@ static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (Y2->active)
     contribute(a, Y2, chain(a, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
 }
-/* d/da = b a^(b-1); d/db = y log a, taken as 0 at a = 0 (where a^b is
- * constant in b > 0), as JAX does. */
+/* d/da = b a^(b-1); d/db = y log a, taken as 0 where y = 0: at a = 0
+ * (where a^b is constant in b > 0, as JAX does) and at a = inf with b < 0
+ * (constant 0 there too; 0 * log inf would be NaN). */
 static void ad_pow(AD *a, Inst *y, Inst *g) {
   if (X->active) {
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
@@ -159,7 +160,7 @@ static void ad_pow(AD *a, Inst *y, Inst *g) {
   }
   if (Y2->active) {
     Inst *base = ir_select(B, ir_binary(B, OP_eq, X, K(a, y, 0)), K(a, y, 1), X);
-    contribute(a, Y2, chain(a, g, ir_binary(B, OP_mul, y, ir_unary(B, OP_log, base))));
+    contribute(a, Y2, chain(a, g, ir_binary(B, OP_mulz, y, ir_unary(B, OP_log, base))));
   }
 }
 /* maximum/minimum: the winner takes g, a tie gives g/2 to each side, the

@@ -2,7 +2,8 @@
  * x ** 3 + pow(x, 2) at negative x: the value and 3x^2 + 2x, no NaN.
  * sum(x ** y) at x = 0, y > 0: y -> 0^y is constant 0 on y > 0, so d_y = 0
  * exactly (JAX too gives 0: it takes log(x) * x^y as 0 where x = 0), and
- * d_x = y 0^(y-1) = 0 for y > 1; at x = 2, y = 0: d_x = 0, d_y = log 2. */
+ * d_x = y 0^(y-1) = 0 for y > 1; at x = 2, y = 0: d_x = 0, d_y = log 2.
+ * At x = inf, y < 0 (x^y = 0 for every y < 0): d_y = 0 exactly too. */
 #include "pe.h"
 #include "opsutil.h"
 
@@ -21,6 +22,18 @@ int main(void) {
   CHECK_EXACT(sgt_get(&de, 0), 0);
   CHECK_EXACT(sgt_get(&de, 1), 0);
   CHECK_ULPS(&de, 2, log(2.0), 1);
+
+  /* x = inf: y = -0.5 gives 0 for every y < 0, so d_y = 0 (not
+   * 0 * log inf = NaN) and d_x = y inf^(y-1) = -0; y = 2 gives inf, with
+   * d_y = inf log inf = inf and d_x = 2 inf = inf. */
+  sg_tensor bi = VEC(SG_F64, INFINITY, INFINITY), ei = VEC(SG_F64, -0.5, 2),
+            outi = SCALAR(SG_F64, 0), dbi = sgo_like(SG_F64, &bi), dei = sgo_like(SG_F64, &ei);
+  CHECK_EQ_INT(pe_xy_grad(&bi, &ei, &outi, &dbi, &dei), SG_OK);
+  CHECK_EXACT(sgt_get(&outi, 0), INFINITY);
+  CHECK_EXACT(sgt_get(&dei, 0), 0);
+  CHECK_EXACT(sgt_get(&dei, 1), INFINITY);
+  CHECK_EXACT(sgt_get(&dbi, 0), 0);
+  CHECK_EXACT(sgt_get(&dbi, 1), INFINITY);
   sgo_free_all();
   return sgt_finish();
 }
