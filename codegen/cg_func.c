@@ -89,6 +89,7 @@ typedef struct Loop {
   LLVMValueRef iv;
   bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
   bool once;       /* [0, 1): no loop, the body runs once at index 0 */
+  bool whole;      /* a multiple of 16 iterations (nest_split): not interleaved */
 } Loop;
 
 /* A loop over [lo, hi); returns its index. Scalars are loops over
@@ -100,6 +101,7 @@ static LLVMValueRef loop_range(Body *B, LLVMValueRef lo, LLVMValueRef n, Loop *L
   Cg *g = B->g;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   L->short_trip = false;
+  L->whole = false;
   L->once = LLVMIsAConstantInt(lo) && LLVMConstIntGetSExtValue(lo) == 0 &&
             LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) == 1;
   if (L->once) {
@@ -137,15 +139,23 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
  * vectorizer is asked to fold the tail into masked vector iterations, or
  * 14 elements would all run in the scalar remainder of a 16-wide vector
  * loop. A folded tail costs long loops 35-45% (a mask per iteration, no
- * interleaving), hence only there. */
-static void loop_hints(Cg *g, LLVMValueRef br, bool short_trip) {
+ * interleaving), hence only there. A `whole` loop (the first part of a
+ * split one, nest_split) is not interleaved, so that its one 16-wide
+ * vector loop runs from 16 iterations on. */
+static void loop_hints(Cg *g, LLVMValueRef br, bool short_trip, bool whole) {
   LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
   LLVMMetadataRef pred[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.predicate.enable", 36),
                              LLVMValueAsMetadata(LLVMConstInt(g->i1, 1, 0))};
+  LLVMMetadataRef ic1[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.interleave.count", 26),
+                            LLVMValueAsMetadata(LLVMConstInt(g->i32, 1, 0))};
   LLVMMetadataRef norun = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.runtime.disable", 32);
-  LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &norun, 1),
-                            LLVMMDNodeInContext2(g->ctx, pred, 2)};
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->ctx, ops, short_trip ? 3 : 2);
+  LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &norun, 1), NULL};
+  int nops = 2;
+  if (short_trip)
+    ops[nops++] = LLVMMDNodeInContext2(g->ctx, pred, 2);
+  else if (whole)
+    ops[nops++] = LLVMMDNodeInContext2(g->ctx, ic1, 2);
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(g->ctx, ops, (unsigned)nops);
   LLVMMetadataReplaceAllUsesWith(self, loop);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, loop));
 }
@@ -161,7 +171,7 @@ static void loop_close(Body *B, Loop *L) {
   LLVMValueRef next = LLVMBuildNSWAdd(g->b, L->iv, i64c(g, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMValueRef br = LLVMBuildBr(g->b, L->header);
-  loop_hints(g, br, L->short_trip);
+  loop_hints(g, br, L->short_trip, L->whole);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(g->b, L->exit);
 }
@@ -299,6 +309,22 @@ static bool span_short(Body *B, const Type *t, int from, int to) {
   return cg_par_short(B) && n < SHORT_TRIP;
 }
 
+static void fill_one(Body *B, Idx *x, void *ctx);
+
+/* The innermost loop of a nest that fills memory, over a symbolic size,
+ * outside loop bodies (where nest_short folds it whole; on the pool, in
+ * each chunk of rows) is split in two:
+ * [0, n & -16), vectorized 16 wide, then the rest with the tail folded
+ * (one masked iteration for f32). Its rows are often short (the outer
+ * product of a matrix-vector product's adjoint, bench W5's 20 columns),
+ * and the vectorizer's usual shape, 64 wide, then 8, then scalar, ran
+ * them as two 8-wide steps and four scalar ones, each with the zero
+ * rule's select (W5: 6 ns of 165). Folding the tail of reductions, or of
+ * the whole loop, measured slower (test/codegen/nest_split.sg). */
+static bool nest_split(Body *B, const Type *t, int from, int to, LoopBody *body) {
+  return body == fill_one && from == to - 1 && t->dim[from].sym >= 0 && !cg_par_short(B);
+}
+
 static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody *body,
                       void *ctx) {
   if (from == to) {
@@ -306,6 +332,19 @@ static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody
     return;
   }
   Loop L;
+  if (nest_split(B, t, from, to, body)) {
+    LLVMValueRef n = dimv(B, t->dim[from]);
+    LLVMValueRef whole = LLVMBuildAnd(B->g->b, n, i64c(B->g, -16), "whole");
+    x->i[from] = loop_open(B, whole, &L);
+    L.whole = true;
+    body(B, x, ctx);
+    loop_close(B, &L);
+    x->i[from] = loop_range(B, whole, n, &L);
+    L.short_trip = true;
+    body(B, x, ctx);
+    loop_close(B, &L);
+    return;
+  }
   x->i[from] = loop_open(B, dimv(B, t->dim[from]), &L);
   L.short_trip = from == to - 1 && nest_short(B, t->dim[from]);
   loop_nest(B, t, from + 1, to, x, body, ctx);
@@ -436,18 +475,14 @@ static LLVMValueRef combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
 
 typedef struct Red {
   const Inst *v;    /* the reduction */
-  LLVMValueRef acc; /* alloca of the running value (suffix case) */
+  CgAcc acc;        /* the running value (suffix case) */
   LLVMValueRef out; /* result buffer */
 } Red;
 
 static void red_accumulate(Body *B, Idx *x, void *ctx) {
   Red *r = ctx;
-  Cg *g = B->g;
   x->lin = NULL;
-  LLVMTypeRef t = cg_elem_type(g, r->v->type.dtype);
-  LLVMValueRef e = eval(B, r->v->args[0], x);
-  LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
-  LLVMBuildStore(g->b, combine(g, r->v->op, a, e), r->acc);
+  cg_acc_add(B->g, &r->acc, eval(B, r->v->args[0], x));
 }
 
 /* out[kept] = op(out[kept], x[i]) over all of x, out pre-filled. */
@@ -478,8 +513,7 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
   Red *r = s->r;
   Cg *g = B->g;
   const Inst *v = r->v, *src = v->args[0];
-  LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-  LLVMBuildStore(g->b, reduce_init(v->op, t), r->acc);
+  cg_acc_init(B, &r->acc, v->op, cg_elem_type(g, v->type.dtype));
   Idx o = *x;
   o.rank = v->type.rank;
   o.lin = NULL;
@@ -490,14 +524,12 @@ static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
     LLVMValueRef j = loop_open(B, block, &L);
     L.short_trip = span_short(B, &src->type, s->from, src->type.rank);
     Idx y = {-1, {0}, add64(g, mul64(g, olin, block), j)};
-    LLVMValueRef e = eval(B, src, &y);
-    LLVMValueRef a = LLVMBuildLoad2(g->b, t, r->acc, "");
-    LLVMBuildStore(g->b, combine(g, v->op, a, e), r->acc);
+    cg_acc_add(g, &r->acc, eval(B, src, &y));
     loop_close(B, &L);
   } else {
     loop_nest(B, &src->type, s->from, src->type.rank, x, red_accumulate, r);
   }
-  store_elem(B, v->type.dtype, r->out, olin, LLVMBuildLoad2(g->b, t, r->acc, ""));
+  store_elem(B, v->type.dtype, r->out, olin, cg_acc_value(g, &r->acc));
 }
 
 static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) { return cg_alloca_at(B->g, B->entry, t, "acc"); }
@@ -518,8 +550,9 @@ static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
   }
   Par par;
   cg_par_begin_rows(B, rows, numel(B, &src->type, 0, src->type.rank), &par);
-  /* the running value is the chunk's own */
-  Red red = {s->r->v, entry_alloca(B, cg_elem_type(B->g, s->r->v->type.dtype)), s->r->out};
+  /* the running value is the chunk's own (red_suffix_outer allocates it
+   * in the chunk function's entry) */
+  Red red = {s->r->v, {0}, s->r->out};
   Suffix mine = {&red, s->from};
   Loop L;
   x.i[0] = loop_range(B, par.begin, par.end, &L);
@@ -534,7 +567,7 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   while (from > 0 && (v->axes & (1u << (from - 1))))
     from--;
   bool suffix = v->axes == ((1u << r) - 1) - ((1u << from) - 1);
-  Red red = {v, entry_alloca(B, cg_elem_type(B->g, v->type.dtype)), out};
+  Red red = {v, {0}, out};
   Idx x = {r, {0}, NULL};
   if (suffix) {
     Suffix s = {&red, from};
@@ -1010,14 +1043,14 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
   LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
+  CgAcc *acc = xmalloc(sizeof(CgAcc) * (size_t)(nred + 1));
   int r = 0;
   for (Inst *i = gr->first; i != gr->end; i = i->next) {
     Slot *s = slot(B, i);
     if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
       s->reg = NULL;
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      i->aux = entry_alloca(B, t);
-      LLVMBuildStore(g->b, reduce_init(i->op, t), i->aux);
+      cg_acc_init(B, &acc[r], i->op, t);
       if (on)
         part[r] = cg_par_partials(B, &par, t);
       r++;
@@ -1025,6 +1058,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   }
   Loop L, blocks;
   LLVMValueRef iv, i0 = NULL, rows = NULL, chunk = NULL;
+  r = 0;
   if (pair) { /* blocks of rows: the forward product, the members, the adjoint */
     LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
     chunk = on ? cg_par_chunk_index(B, &par) : NULL;
@@ -1049,10 +1083,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     Idx x = {space->rank <= 1 ? space->rank : -1, {iv}, iv};
     cg_debug_at(g, i);
     if (ir_ops[i->op].shape == SH_REDUCE) {
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      LLVMValueRef e = eval(B, i->args[0], &x);
-      LLVMValueRef a = LLVMBuildLoad2(g->b, t, i->aux, "");
-      LLVMBuildStore(g->b, combine(g, i->op, a, e), i->aux);
+      cg_acc_add(g, &acc[r++], eval(B, i->args[0], &x));
       continue;
     }
     s->reg = eval_def(B, i, &x);
@@ -1080,7 +1111,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
       continue;
     LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
     LLVMValueRef at = on ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : gr->fin[r];
-    LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, t, i->aux, ""), at);
+    LLVMBuildStore(g->b, cg_acc_value(g, &acc[r]), at);
     r++;
   }
   if (on) {
@@ -1102,6 +1133,7 @@ static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     }
   }
   free(part);
+  free(acc);
 }
 
 /* A slice view's pointer, once per emission of its block (a loop group
@@ -1142,7 +1174,6 @@ static void emit_group(Body *B, Inst *first) {
       LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
       s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
       store_elem(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
-      i->aux = NULL;
     }
   }
   free(gr.fin);

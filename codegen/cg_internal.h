@@ -191,6 +191,19 @@ LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
 
+/* ---- cg_minmax.c ---- */
+/* A reduction's running value in registers: op's usual combine, or for a
+ * float max/min the largest and smallest integer keys (hi, lo). init
+ * allocates at the body's entry and stores the start at the builder. */
+typedef struct CgAcc {
+  Op op;
+  LLVMTypeRef t, it; /* element type; key type (NULL: not keyed) */
+  LLVMValueRef hi, lo;
+} CgAcc;
+void cg_acc_init(Body *B, CgAcc *a, Op op, LLVMTypeRef t);
+void cg_acc_add(Cg *g, CgAcc *a, LLVMValueRef x);
+LLVMValueRef cg_acc_value(Cg *g, CgAcc *a);
+
 /* ---- cg_rows.c ---- */
 /* Row groups: the values of a softmax-like chain over [n, k] (row
  * reductions and their broadcast users) computed in one loop over blocks

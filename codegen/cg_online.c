@@ -404,14 +404,15 @@ static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef l
   Cg *g = B->g;
   const Inst *x = o->m->args[0];
   Slot *ms = cg_slot(B, o->m);
-  LLVMValueRef bm = cg_entry_alloca(B, o->t);
-  LLVMBuildStore(g->b, fconst(o->t, -__builtin_inf()), bm);
+  CgAcc bm;
+  cg_acc_init(B, &bm, OP_max, o->t);
   void *L;
   LLVMValueRef j = cg_loop_begin(B, len, &L);
   Idx ix = position(B, o, x, LLVMBuildNSWAdd(g->b, i0, j, ""));
-  LLVMBuildStore(g->b, cg_combine(g, OP_max, load(g, o->t, bm), cg_eval(B, x, &ix)), bm);
+  cg_acc_add(g, &bm, cg_eval(B, x, &ix));
   cg_loop_end(B, L);
-  LLVMValueRef bmv = LLVMBuildLoad2(g->b, o->t, bm, "bmax");
+  LLVMValueRef bmv = cg_acc_value(g, &bm);
+  LLVMSetValueName2(bmv, "bmax", 4);
   LLVMValueRef sh = LLVMBuildSelect(g->b, fcmp(g, LLVMRealOEQ, bmv, fconst(o->t, -__builtin_inf())),
                                     fconst(o->t, 0), bmv, "shift");
   LLVMValueRef acc[ONLINE_MAX_MEMBERS], cacc[ONLINE_MAX_MEMBERS];
