@@ -195,7 +195,21 @@ void cg_par_end(Body *B, Par *p) {
     fn = LLVMAddFunction(g->mod, "sg_rt_parallel_for", fty);
   LLVMValueRef args[4] = {p->n, p->chunk, p->fn, ctx};
   cg_par_fail_clear(B, p);
+  /* One chunk (a small call of a loop whose size is symbolic) runs as a
+   * direct call: the pool's entry would only call it, after its checks. */
+  LLVMBasicBlockRef direct = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "one_chunk");
+  LLVMBasicBlockRef pool = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "chunks");
+  LLVMBasicBlockRef joined = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "chunks_done");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLE, p->nchunks, i64c(g, 1), ""), direct, pool);
+  LLVMPositionBuilderAtEnd(g->b, direct);
+  LLVMTypeRef bps[3] = {g->ptr, g->i64, g->i64};
+  LLVMValueRef bargs[3] = {ctx, i64c(g, 0), p->n};
+  LLVMBuildCall2(g->b, LLVMFunctionType(g->vd, bps, 3, 0), p->fn, bargs, 3, "");
+  LLVMBuildBr(g->b, joined);
+  LLVMPositionBuilderAtEnd(g->b, pool);
   LLVMBuildCall2(g->b, fty, fn, args, 4, "");
+  LLVMBuildBr(g->b, joined);
+  LLVMPositionBuilderAtEnd(g->b, joined);
   cg_par_fail_report(B, p);
   free(p->outer);
   free(p->inner);
