@@ -64,6 +64,18 @@ typedef double g_v2df __attribute__((vector_size(16)));
 G_HELPERS(g_v4sf, float, 4, s)
 G_HELPERS(g_v2df, double, 2, d)
 
+/* VFINITE_NZ(v): whether every lane of v is finite and nonzero (the zero
+ * rule's test of a factor, gemv_acc), one compare per vector. */
+#define G_FINITE_NZ(V, VL, SUF)                                                \
+  static inline int g_finite_nz_##SUF(V v) {                                   \
+    int ok = 1;                                                                \
+    for (int i = 0; i < VL; i++)                                               \
+      ok &= (v[i] != 0) & (v[i] - v[i] == 0);                                  \
+    return ok;                                                                 \
+  }
+G_FINITE_NZ(g_v4sf, 4, s)
+G_FINITE_NZ(g_v2df, 2, d)
+
 /* Cache blocks. KC x NC of B should sit in L2 and KC x MR of A in L1; MC
  * only bounds the packing buffer (larger MC means B is packed fewer times).
  * SMALL: products with m*n*k at most this (and B not transposed: the
@@ -80,6 +92,7 @@ G_HELPERS(g_v2df, double, 2, d)
 #define VZERO() ((g_v4sf){0})
 #define VFMA(a, b, c) ((a) * (b) + (c))
 #define VHSUM(v) g_hsum_s(v)
+#define VFINITE_NZ(v) g_finite_nz_s(v)
 #define T float
 #define V g_v4sf
 #define VL 4
@@ -100,6 +113,7 @@ G_HELPERS(g_v2df, double, 2, d)
 #undef VSET1
 #undef VZERO
 #undef VHSUM
+#undef VFINITE_NZ
 #undef NC
 
 #define VLOADA(p) g_loadu_d(p)
@@ -109,6 +123,7 @@ G_HELPERS(g_v2df, double, 2, d)
 #define VSET1(x) g_set1_d(x)
 #define VZERO() ((g_v2df){0})
 #define VHSUM(v) g_hsum_d(v)
+#define VFINITE_NZ(v) g_finite_nz_d(v)
 #define T double
 #define V g_v2df
 #define VL 2
@@ -126,6 +141,7 @@ G_HELPERS(g_v2df, double, 2, d)
 #undef VSET1
 #undef VZERO
 #undef VHSUM
+#undef VFINITE_NZ
 #undef VFMA
 #undef TGT
 #undef MR
@@ -147,6 +163,9 @@ G_HELPERS(g_v2df, double, 2, d)
 #define VZERO() _mm256_setzero_ps()
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VHSUM(v) hsum256_ps(v)
+#define VFINITE_NZ(v)                                                           \
+  (_mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(v, VZERO(), _CMP_NEQ_OQ),              \
+                                    _mm256_cmp_ps(_mm256_sub_ps(v, v), VZERO(), _CMP_EQ_OQ))) == 0xFF)
 static TGT inline float hsum256_ps(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -172,6 +191,7 @@ static TGT inline float hsum256_ps(__m256 v) {
 #undef VZERO
 #undef VFMA
 #undef VHSUM
+#undef VFINITE_NZ
 
 #define VLOADA(p) _mm256_load_pd(p)
 #define VLOADU(p) _mm256_loadu_pd(p)
@@ -181,6 +201,9 @@ static TGT inline float hsum256_ps(__m256 v) {
 #define VZERO() _mm256_setzero_pd()
 #define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define VHSUM(v) hsum256_pd(v)
+#define VFINITE_NZ(v)                                                           \
+  (_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(v, VZERO(), _CMP_NEQ_OQ),              \
+                                    _mm256_cmp_pd(_mm256_sub_pd(v, v), VZERO(), _CMP_EQ_OQ))) == 0xF)
 static TGT inline double hsum256_pd(__m256d v) {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
@@ -204,6 +227,7 @@ static TGT inline double hsum256_pd(__m256d v) {
 #undef VZERO
 #undef VFMA
 #undef VHSUM
+#undef VFINITE_NZ
 #undef TGT
 #undef MR
 #undef KC
@@ -221,6 +245,9 @@ static TGT inline double hsum256_pd(__m256d v) {
 #define VZERO() _mm512_setzero_ps()
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VHSUM(v) _mm512_reduce_add_ps(v)
+#define VFINITE_NZ(v)                                                           \
+  ((_mm512_cmp_ps_mask(v, VZERO(), _CMP_NEQ_OQ) &                                        \
+    _mm512_cmp_ps_mask(_mm512_sub_ps(v, v), VZERO(), _CMP_EQ_OQ)) == 0xFFFF)
 /* out[q] = _mm512_reduce_add_ps(s[q]) for q < 16, bit for bit: the same
  * halving tree (lane i + lane i+8, then i + i+4, i + i+2, i + i+1), each
  * stage adding two rows' halves in one instruction. After the last stage
@@ -239,7 +266,7 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
                          _mm512_shuffle_ps(t[r], t[r + 2], 0xEE));
   __m512 f = _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
   __m512i idx = _mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15);
-  _mm512_store_ps(out, _mm512_permutexvar_ps(idx, f));
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, f));
 }
 #define VHSUM_ROWS(s, out) hsum16_rows_ps(s, out)
 #define T float
@@ -264,6 +291,7 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
 #undef VZERO
 #undef VFMA
 #undef VHSUM
+#undef VFINITE_NZ
 
 #define VLOADA(p) _mm512_load_pd(p)
 #define VLOADU(p) _mm512_loadu_pd(p)
@@ -273,6 +301,9 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
 #define VZERO() _mm512_setzero_pd()
 #define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define VHSUM(v) _mm512_reduce_add_pd(v)
+#define VFINITE_NZ(v)                                                           \
+  ((_mm512_cmp_pd_mask(v, VZERO(), _CMP_NEQ_OQ) &                                        \
+    _mm512_cmp_pd_mask(_mm512_sub_pd(v, v), VZERO(), _CMP_EQ_OQ)) == 0xFF)
 #define T double
 #define V __m512d
 #define VL 8
@@ -294,6 +325,7 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
 #undef VZERO
 #undef VFMA
 #undef VHSUM
+#undef VFINITE_NZ
 #undef TGT
 #undef MR
 #undef MC

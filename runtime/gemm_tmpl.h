@@ -234,6 +234,15 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
 static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T *y, T *out) {
   V s[VL];
   int64_t p = 0;
+  if (len == VL) { /* one vector a row (x @ w with 16 columns): dot_vec's
+                    * sum (s0 + 0) + (0 + 0) without its loops */
+    V yv = VLOADU(y);
+#pragma GCC unroll 16
+    for (int q = 0; q < VL; q++)
+      s[q] = VFMA(VLOADU(x + q * ld), yv, VZERO()) + VZERO();
+    VHSUM_ROWS(s, out);
+    return;
+  }
 #pragma GCC unroll 16
   for (int q = 0; q < VL; q++)
     s[q] = F(dot_vec)(len, x + q * ld, y, &p);
@@ -647,6 +656,15 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     const char *next = (const char *)(mat + (rows + i) * ld);
     for (int64_t b = 0; b < n * ld * (int64_t)sizeof(T); b += 64)
       __builtin_prefetch(next + b);
+#ifdef VHSUM_ROWS
+    /* gemv's own step for a whole step of rows with d within its one chunk
+     * of x, without gemv's set-up: that was most of a 16-column row's time
+     * (bench W2) */
+    if (n == VL && STEP == VL && d <= 4096 / (int64_t)sizeof(T)) {
+      F(dot_rows)(d, mat + i * ld, ld, v, out + i);
+      continue;
+    }
+#endif
     F(gemv)(n, d, v, 1, mat + i * ld, ld, 1, out + i, 1, 0);
   }
 }
@@ -662,6 +680,21 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
   if (d == VL) { /* one vector per row: the four accumulators in registers */
     V s[4] = {VZERO(), VZERO(), VZERO(), VZERO()};
     int64_t p = 0;
+    /* 16 rows a step, their factors checked at once without a branch per
+     * factor (the checks were half the time of W2's 16-column rows) */
+    for (; p + 16 <= rows; p += 16) {
+      if (z) {
+        int ok = 1;
+        for (int q = 0; q < 16; q += VL)
+          ok &= VFINITE_NZ(VLOADU(g + p + q));
+        if (!ok)
+          break;
+      }
+      const T *r = mat + p * ld;
+#pragma GCC unroll 16
+      for (int q = 0; q < 16; q++)
+        s[q & 3] = VFMA(VSET1(g[p + q]), VLOADU(r + q * ld), s[q & 3]);
+    }
     for (; p + 4 <= rows; p += 4) {
       T g0 = g[p], g1 = g[p + 1], g2 = g[p + 2], g3 = g[p + 3];
       if (z && !(F(finite_nz)(g0) && F(finite_nz)(g1) && F(finite_nz)(g2) && F(finite_nz)(g3)))

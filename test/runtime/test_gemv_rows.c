@@ -8,7 +8,8 @@
  * rows. And the row blocks of a fused pair (codegen/cg_gemvpair.c):
  * sg_rt_gemv_rows gives sg_rt_gemm's bits, sg_rt_gemv_acc adds the rows
  * weighted by g under the zero rule (rows whose g is 0 hold NaN and inf),
- * against a sum in f64, with rows in fours, with tails, and at d = VL.
+ * against a sum in f64, with rows in fours, with tails, and at d = VL,
+ * with zero factors every fifth row, once mid-way through 16 rows, or never.
  * Run by gemv_rows.test. */
 #include <math.h>
 #include <stdint.h>
@@ -48,7 +49,7 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
 
 /* A block of rows through the pair's entry points against the products. */
 #define PAIR_CASE(T, SUF)                                                                        \
-  static void pair_case_##SUF(int64_t rows, int64_t d) {                                         \
+  static void pair_case_##SUF(int64_t rows, int64_t d, int64_t zero_at) {                       \
     T *x = malloc(sizeof(T) * (size_t)(rows * d)), *v = malloc(sizeof(T) * (size_t)d);           \
     T *z1 = malloc(sizeof(T) * (size_t)rows), *z2 = malloc(sizeof(T) * (size_t)rows);            \
     T *g = malloc(sizeof(T) * (size_t)rows);                                                     \
@@ -58,11 +59,13 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
     for (int64_t i = 0; i < rows * d; i++)                                                       \
       x[i] = (T)rnd();                                                                           \
     for (int64_t i = 0; i < rows; i++)                                                           \
-      g[i] = i % 5 == 2 ? 0 : (T)rnd();                                                          \
-    if (rows > 2)                                                                                \
+      g[i] = (zero_at < 0 ? i % 5 == 2 : i == zero_at) ? 0 : (T)rnd();                           \
+    if (zero_at < 0 && rows > 2)                                                                 \
       x[2 * d] = NAN; /* g[2] == 0: the zero rule leaves the row out */                          \
-    if (rows > 7)                                                                                \
+    if (zero_at < 0 && rows > 7)                                                                 \
       x[7 * d + d - 1] = INFINITY; /* g[7] == 0 too */                                           \
+    if (zero_at >= 0 && zero_at < rows) /* the only zero factor, mid-way */                      \
+      x[zero_at * d] = NAN, x[zero_at * d + d - 1] = -INFINITY;                                  \
     sg_rt_gemm_##SUF(0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                                    \
     sg_rt_gemv_rows_##SUF(rows, d, x, d, v, z2);                                                 \
     /* (one row: sg_rt_gemm takes its row-vector path, another order) */                      \
@@ -109,8 +112,14 @@ int main(void) {
   int64_t ds[] = {1, 7, 8, 16, 33, 600};
   for (int a = 0; a < 6; a++)
     for (int b = 0; b < 6; b++) {
-      pair_case_f32(rows[a], ds[b]);
-      pair_case_f64(rows[a], ds[b]);
+      pair_case_f32(rows[a], ds[b], -1);
+      pair_case_f64(rows[a], ds[b], -1);
+      /* runs of nonzero factors (gemv_acc's 16-row steps at d = VL), the
+       * one zero in the middle of a step, or none */
+      for (int64_t z = 37; z <= 1000; z += 963) {
+        pair_case_f32(rows[a], ds[b], z);
+        pair_case_f64(rows[a], ds[b], z);
+      }
     }
   printf("PASSED: %d checks, %d failures\n", nchecks, nfails);
   return nfails != 0;
