@@ -8,7 +8,8 @@
  * combines them in chunk order gets the same bits on 1, 2 or 64 threads.
  *
  * The calling thread runs chunks too; workers (created lazily, up to the
- * thread count minus one) take chunks from one atomic counter. One job runs
+ * thread count minus one) take runs of consecutive chunks from one atomic
+ * counter (run_chunks). One job runs
  * at a time: a caller that finds the pool busy (another user thread's call,
  * or a parallel loop nested in a chunk) runs its chunks itself, in order,
  * which gives the same result. The thread count comes from
@@ -104,14 +105,29 @@ int sg_rt_num_threads(void) {
   return r > 0 ? r : default_threads;
 }
 
+/* Chunks are taken in runs of consecutive ones, each run a share of what
+ * is left (half of it over the threads; "guided" scheduling), down to one
+ * chunk at the end: a thread streams through memory in long runs instead
+ * of every other chunk, which the hardware's prefetchers follow far
+ * better, and the last runs are short enough to balance. The online pass
+ * of W3 (two 64 MB streams read, exp computed) took 4.2-4.8 ms on two
+ * threads taking every other chunk, 2.9-3.8 ms taking runs (one thread:
+ * 5.7-6.2 ms). */
 static void run_chunks(sg_rt_body *body, void *ctx, int64_t n, int64_t chunk,
-                       int64_t nchunks) {
+                       int64_t nchunks, int threads) {
   for (;;) {
-    int64_t c = atomic_fetch_add(&job_next, 1);
-    if (c >= nchunks)
-      return;
-    int64_t begin = c * chunk, end = n - begin < chunk ? n : begin + chunk;
-    body(ctx, begin, end);
+    int64_t c = atomic_load_explicit(&job_next, memory_order_relaxed), take;
+    do {
+      if (c >= nchunks)
+        return;
+      take = (nchunks - c) / (2 * threads);
+      if (take < 1)
+        take = 1;
+    } while (!atomic_compare_exchange_weak(&job_next, &c, c + take));
+    for (int64_t k = c; k < c + take; k++) {
+      int64_t begin = k * chunk, end = n - begin < chunk ? n : begin + chunk;
+      body(ctx, begin, end);
+    }
   }
 }
 
@@ -139,8 +155,9 @@ static void *worker_main(void *arg) {
     sg_rt_body *body = job_body;
     void *ctx = job_ctx;
     int64_t n = job_n, chunk = job_chunk, nchunks = job_nchunks;
+    int threads = job_helpers + 1;
     pthread_mutex_unlock(&lock);
-    run_chunks(body, ctx, n, chunk, nchunks);
+    run_chunks(body, ctx, n, chunk, nchunks, threads);
     pthread_mutex_lock(&lock);
     if (atomic_fetch_sub(&busy, 1) == 1)
       pthread_cond_signal(&idle);
@@ -191,7 +208,7 @@ void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx) {
   job_helpers = helpers;
   pthread_cond_broadcast(&wake);
   pthread_mutex_unlock(&lock);
-  run_chunks(body, ctx, n, chunk, nchunks);
+  run_chunks(body, ctx, n, chunk, nchunks, helpers + 1);
   /* Every chunk is taken; wait for the workers still running one (no
    * worker joins once job_open is 0). */
   pthread_mutex_lock(&lock);

@@ -6,7 +6,8 @@
  * run: sg_rt_parallel_for covers every index exactly once in the chunks
  *   it promises, for 1, 2 and 3 threads; with 2 threads both really take
  *   part; a parallel loop inside a body and loops started by 4 user threads
- *   at once still cover everything; a GEMM large enough to be split gives
+ *   at once still cover everything; threads take runs of consecutive
+ *   chunks, not every other one; a GEMM large enough to be split gives
  *   the same bits on 1, 2 and 3 threads (and is right). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -82,6 +83,24 @@ static void meet(void *ctx, int64_t begin, int64_t end) {
   while (atomic_load(&entered) < 2 && (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000000L);
 }
 
+/* ---- runs: which thread ran each chunk (1 or 2), each chunk busy for
+ * about 2 us once both threads have entered ---- */
+static atomic_int tags;
+static _Thread_local int my_tag;
+static int owner[1024];
+static void tag(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)end;
+  if (!my_tag)
+    my_tag = atomic_fetch_add(&tags, 1) + 1;
+  owner[begin] = my_tag;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((atomic_load(&tags) < 2 && t.tv_sec - t0.tv_sec < 1) ||
+         (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000);
+}
+
 static void *user_thread(void *arg) {
   int *bad = arg;
   for (int k = 0; k < 50; k++)
@@ -155,6 +174,21 @@ static void run(void) {
   atomic_store(&entered, 0);
   sg_rt_parallel_for(2, 1, meet, NULL);
   printf("2 threads: %d took part\n", atomic_load(&entered));
+
+  /* Threads take runs of consecutive chunks, shorter as fewer are left:
+   * on 2 threads, 1024 chunks in a few dozen runs (taking every other
+   * chunk, it was hundreds), both threads running some. */
+  atomic_store(&tags, 0);
+  sg_rt_parallel_for(1024, 1, tag, NULL);
+  int runs = 1, mine[3] = {0};
+  for (int i = 0; i < 1024; i++) {
+    runs += i > 0 && owner[i] != owner[i - 1];
+    mine[owner[i] == 1 || owner[i] == 2 ? owner[i] : 0]++;
+  }
+  CHECK(runs <= 64 && mine[0] == 0 && mine[1] > 0 && mine[2] > 0,
+        "1024 chunks on 2 threads: %d runs, %d and %d chunks (%d unowned)", runs, mine[1], mine[2],
+        mine[0]);
+  printf("2 threads, 1024 chunks: in runs\n");
 
   pthread_t th[4];
   int bad[4] = {0};
