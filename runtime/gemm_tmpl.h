@@ -231,16 +231,23 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
  * additions as VHSUM, so each result has dot's bits) instead of VL
  * separate reductions -- most of the time of a short row (x @ w with
  * 16 columns) went into its reduction. */
+/* dot_rows of rows of exactly one vector (x @ w with 16 columns): dot_vec's
+ * sum (s0 + 0) + (0 + 0) without its loops. Small enough to inline where
+ * it is called once per 16 rows (dot_rows's set-up for the general case
+ * was a tenth of its time there). */
+static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
+  V s[VL];
+#pragma GCC unroll 16
+  for (int q = 0; q < VL; q++)
+    s[q] = VFMA(VLOADU(x + q * ld), yv, VZERO()) + VZERO();
+  VHSUM_ROWS(s, out);
+}
+
 static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T *y, T *out) {
   V s[VL];
   int64_t p = 0;
-  if (len == VL) { /* one vector a row (x @ w with 16 columns): dot_vec's
-                    * sum (s0 + 0) + (0 + 0) without its loops */
-    V yv = VLOADU(y);
-#pragma GCC unroll 16
-    for (int q = 0; q < VL; q++)
-      s[q] = VFMA(VLOADU(x + q * ld), yv, VZERO()) + VZERO();
-    VHSUM_ROWS(s, out);
+  if (len == VL) {
+    F(dot_rows1)(x, ld, VLOADU(y), out);
     return;
   }
 #pragma GCC unroll 16
@@ -660,6 +667,10 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     /* gemv's own step for a whole step of rows with d within its one chunk
      * of x, without gemv's set-up: that was most of a 16-column row's time
      * (bench W2) */
+    if (n == VL && STEP == VL && d == VL) {
+      F(dot_rows1)(mat + i * ld, ld, VLOADU(v), out + i);
+      continue;
+    }
     if (n == VL && STEP == VL && d <= 4096 / (int64_t)sizeof(T)) {
       F(dot_rows)(d, mat + i * ld, ld, v, out + i);
       continue;
