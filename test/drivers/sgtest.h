@@ -205,6 +205,20 @@ static inline void sgt_check_grad_vs(const sg_tensor *g, const double *want, con
   }
 }
 
+/* a (computed on one thread) and b (on two) hold the same bits: results
+ * must not depend on the thread count. */
+#define CHECK_SAME_BITS(a, b, what) sgt_check_same_bits((a), (b), (what), __FILE__, __LINE__)
+static inline void sgt_check_same_bits(const sg_tensor *a, const sg_tensor *b, const char *what,
+                                       const char *file, int line) {
+  size_t bytes = (size_t)sgt_numel(a) * (a->dtype == SG_F64 ? 8 : 4);
+  if (a->dtype != b->dtype || sgt_numel(a) != sgt_numel(b) || memcmp(a->data, b->data, bytes)) {
+    printf("FAIL %s:%d: %s differs between 1 and 2 threads\n", file, line, what);
+    sgt_failures++;
+  } else {
+    printf("ok: %s has the same bits on 1 and 2 threads\n", what);
+  }
+}
+
 /* `got` contains `want` as a substring. */
 #define CHECK_CONTAINS(got, want)                                                       \
   do {                                                                                  \

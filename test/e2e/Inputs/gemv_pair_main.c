@@ -26,15 +26,6 @@ static double masked_loss(void) {
   return sgt_get(&out, 0);
 }
 
-static void check_same_bits(const sg_tensor *a, const sg_tensor *b, const char *what) {
-  if (memcmp(a->data, b->data, (size_t)sgt_numel(a) * sizeof(double))) {
-    printf("FAIL %s:%d: %s differs between 1 and 2 threads\n", __FILE__, __LINE__, what);
-    sgt_failures++;
-  } else {
-    printf("ok: %s has the same bits on 1 and 2 threads\n", what);
-  }
-}
-
 int main(int argc, char **argv) {
   D = sgt_arg(argc, argv, 1, 16), N = sgt_arg(argc, argv, 2, 300);
   w = SGT_TENSOR(SG_F64, D), x = SGT_TENSOR(SG_F64, N, D), y = SGT_TENSOR(SG_F64, N);
@@ -61,7 +52,7 @@ int main(int argc, char **argv) {
   }
   sg_set_num_threads(2);
   CHECK_EQ_INT(logreg_grad(&w, &x, &y, &out, &d_w2), SG_OK);
-  check_same_bits(&d_w, &d_w2, "logreg d_w");
+  CHECK_SAME_BITS(&d_w, &d_w2, "logreg d_w");
   sg_set_num_threads(1);
 
   /* the f32 version against the f64 gradient */

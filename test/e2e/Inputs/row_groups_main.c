@@ -83,16 +83,6 @@ static double rowmin_loss(void) {
   return l;
 }
 
-/* Same bits on 1 and 2 threads: a[] (from 1 thread) against b. */
-static void check_same_bits(const sg_tensor *a, const sg_tensor *b, const char *what) {
-  if (memcmp(a->data, b->data, (size_t)sgt_numel(a) * sizeof(double))) {
-    printf("FAIL %s:%d: %s differs between 1 and 2 threads\n", __FILE__, __LINE__, what);
-    sgt_failures++;
-  } else {
-    printf("ok: %s has the same bits on 1 and 2 threads\n", what);
-  }
-}
-
 int main(int argc, char **argv) {
   K = sgt_arg(argc, argv, 1, 3), N = sgt_arg(argc, argv, 2, 200);
   z = SGT_TENSOR(SG_F64, N, K), y = SGT_TENSOR(SG_F64, N, K);
@@ -113,7 +103,7 @@ int main(int argc, char **argv) {
   CHECK_CLOSE(sgt_get(&out, 0), xent_ref(), 1e-12);
   sg_set_num_threads(2);
   CHECK_EQ_INT(xent_grad(&z, &y, &out, &d_z2), SG_OK);
-  check_same_bits(&d_z, &d_z2, "xent d_z");
+  CHECK_SAME_BITS(&d_z, &d_z2, "xent d_z");
   /* (central differences only at small sizes: two calls per element) */
   bool small = N * K <= 8192;
   double *fd = calloc((size_t)(N * K), sizeof(double));
@@ -143,7 +133,7 @@ int main(int argc, char **argv) {
   CHECK_GRAD_VS(&d_mu, hand, "M-step formula", 1e-10);
   sg_set_num_threads(2);
   CHECK_EQ_INT(mstep_grad(&mu, &x, &out, &d_mu2), SG_OK);
-  check_same_bits(&d_mu, &d_mu2, "mstep d_mu");
+  CHECK_SAME_BITS(&d_mu, &d_mu2, "mstep d_mu");
   sg_set_num_threads(1);
   sg_tensor d_mu5 = SGT_TENSOR(SG_F64, 5);
   want = mstep_ref(mu5.data, 5, hand);
