@@ -591,200 +591,6 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
 }
 
-/* A transpose that only swaps the last two axes: the GEMM kernel reads its
- * operand in place, transposed. */
-static bool swaps_last2(const Inst *x) {
-  int r = x->type.rank;
-  if (x->op != OP_transpose || r < 2 || x->perm[r - 2] != r - 1 || x->perm[r - 1] != r - 2)
-    return false;
-  for (int k = 0; k < r - 2; k++)
-    if (x->perm[k] != k)
-      return false;
-  return true;
-}
-
-/* Operand of a matmul: its memory and whether it is transposed there. */
-static LLVMValueRef gemm_operand(Body *B, const Inst *x, int *trans) {
-  *trans = 0;
-  Slot *s = slot(B, x);
-  if (s->has_buf)
-    return s->buf;
-  if (swaps_last2(x) && slot(B, x->args[0])->has_buf) {
-    *trans = 1;
-    return slot(B, x->args[0])->buf;
-  }
-  die("matmul operand %%%d has no memory", x->id);
-}
-
-static void call_gemm(Body *B, const Inst *v, int ta, int tb, LLVMValueRef m, LLVMValueRef n,
-                      LLVMValueRef k, LLVMValueRef a, LLVMValueRef lda, LLVMValueRef b,
-                      LLVMValueRef ldb, LLVMValueRef c, LLVMValueRef acc) {
-  Cg *g = B->g;
-  bool f64 = v->type.dtype == DT_F64;
-  static const char *const names[2][2] = {{"sg_rt_gemm_f32", "sg_rt_gemm_f64"},
-                                          {"sg_rt_gemmz_f32", "sg_rt_gemmz_f64"}};
-  const char *name = names[v->op == OP_matmulz][f64];
-  LLVMTypeRef params[12] = {g->i32, g->i32, g->i64, g->i64, g->i64, g->ptr,
-                            g->i64, g->ptr, g->i64, g->ptr, g->i64, g->i32};
-  LLVMTypeRef fty = LLVMFunctionType(g->vd, params, 12, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, name, fty);
-  LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
-                           m, n, k, a, lda, b, ldb, c, n, acc};
-  LLVMBuildCall2(g->b, fty, fn, args, 12, "");
-}
-
-/* The leading (batch) axes of a matrix type, as a type of their own. */
-static Type batch_of(const Type *t) {
-  Type b = *t;
-  b.rank = t->rank > 2 ? t->rank - 2 : 0;
-  return b;
-}
-
-/* The element offset of batch element `idx` (indices over the full batch
- * `full`) in a matrix operand of type t with `msize` elements per matrix: its
- * batch axes are right-aligned with the full batch, and an axis of size 1
- * (broadcast, or summed into) always reads index 0. */
-static LLVMValueRef batch_offset(Body *B, const Type *t, const Type *full, LLVMValueRef *idx,
-                                 LLVMValueRef msize) {
-  Cg *g = B->g;
-  Type bt = batch_of(t);
-  LLVMValueRef off = i64c(g, 0);
-  for (int e = 0; e < bt.rank; e++) {
-    int d = e + full->rank - bt.rank;
-    off = mul64(g, off, dimv(B, bt.dim[e]));
-    if (!ir_dim_is(bt.dim[e], 1))
-      off = add64(g, off, idx[d]);
-  }
-  return mul64(g, off, msize);
-}
-
-static LLVMValueRef elem_ptr(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef off) {
-  return LLVMBuildInBoundsGEP2(B->g->b, cg_mem_type(B->g, dt), buf, &off, 1, "");
-}
-
-/* A product of rank above 2: one GEMM per element of the operands'
- * broadcast batch, reading each operand's matrix at its (broadcast) batch
- * position and writing, or adding where the result sums over a batch axis,
- * into the result's. Two common shapes need no batch loop: [.., m, k] @
- * [k, n] is one GEMM with m' = batch * m, and its weight adjoint
- * ([.., m, k] read transposed @ [.., m, n] into [k, n]) one GEMM with
- * k' = batch * m, as both batches are contiguous rows. */
-static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
-  Cg *g = B->g;
-  const Inst *x = v->args[0], *y = v->args[1];
-  int ta, tb;
-  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
-  const Type *tx = &x->type, *ty = &y->type;
-  LLVMValueRef m = dimv(B, tx->dim[tx->rank - 2]), k = dimv(B, tx->dim[tx->rank - 1]);
-  LLVMValueRef n = dimv(B, ty->dim[ty->rank - 1]);
-  LLVMValueRef lda = ta ? m : k, ldb = tb ? k : n;
-  Type full;
-  char err[256];
-  if (!ir_matmul_type(g->m, tx, ty, &full, err, sizeof err))
-    die("batched matmul %%%d: %s", v->id, err);
-  Type fb = batch_of(&full), bx = batch_of(tx), by = batch_of(ty), bv = batch_of(&v->type);
-  LLVMValueRef nb = numel(B, &fb, 0, fb.rank);
-  LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
-  if (!ta && by.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&bv, &fb)) {
-    call_gemm(B, v, ta, tb, mul64(g, nb, m), n, k, a, lda, b, ldb, out, acc);
-    return;
-  }
-  if (ta && !tb && bv.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&by, &fb)) {
-    call_gemm(B, v, ta, tb, m, n, mul64(g, nb, k), a, lda, b, ldb, out, acc);
-    return;
-  }
-  if (!ir_shape_eq(&bv, &fb)) { /* products add up: start from zero */
-    if (!accumulate)
-      LLVMBuildMemSet(g->b, out, LLVMConstInt(g->i8, 0, 0), cg_bytes(B, &v->type),
-                      (unsigned)cg_elem_size(v->type.dtype));
-    acc = LLVMConstInt(g->i32, 1, 0);
-  }
-  Loop L;
-  LLVMValueRef j = loop_open(B, nb, &L), idx[IR_MAX_RANK];
-  for (int d = fb.rank - 1; d >= 0; d--) {
-    LLVMValueRef size = dimv(B, fb.dim[d]);
-    idx[d] = d ? LLVMBuildSRem(g->b, j, size, "") : j;
-    if (d)
-      j = LLVMBuildSDiv(g->b, j, size, "");
-  }
-  DType dt = v->type.dtype;
-  LLVMValueRef pa = elem_ptr(B, dt, a, batch_offset(B, tx, &fb, idx, mul64(g, m, k)));
-  LLVMValueRef pb = elem_ptr(B, dt, b, batch_offset(B, ty, &fb, idx, mul64(g, k, n)));
-  LLVMValueRef pc = elem_ptr(B, dt, out, batch_offset(B, &v->type, &fb, idx, mul64(g, m, n)));
-  call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
-  loop_close(B, &L);
-}
-
-/* A matrix-vector product M @ v (M [m, k] in memory as it is) of at most
- * SMALL_GEMV elements of M, inline: one dot product per row, vectorized
- * the usual way (folding each row's tail into masked steps made the
- * product slower than the call). The runtime's call, dispatch and set-up
- * were 50 ns of a 170 ns call at 10 x 20 (bench W5: 167 -> 133 ns inline);
- * above this size its kernel (several rows per pass, threads) is worth its
- * set-up. */
-enum { SMALL_GEMV = 4096 };
-
-static void emit_small_gemv(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b,
-                            LLVMValueRef m, LLVMValueRef k, LLVMValueRef out, bool accumulate) {
-  Cg *g = B->g;
-  DType dt = v->type.dtype;
-  Loop R, J;
-  LLVMValueRef r = loop_open(B, m, &R);
-  CgAcc acc;
-  cg_acc_init(B, &acc, OP_sum, cg_elem_type(g, dt));
-  LLVMValueRef j = loop_open(B, k, &J);
-  LLVMValueRef x = cg_load(B, dt, a, add64(g, mul64(g, r, k), j));
-  cg_acc_add(g, &acc, LLVMBuildFMul(g->b, x, cg_load(B, dt, b, j), ""));
-  loop_close(B, &J);
-  LLVMValueRef dot = cg_acc_value(g, &acc);
-  if (accumulate)
-    dot = LLVMBuildFAdd(g->b, cg_load(B, dt, out, r), dot, "");
-  cg_store(B, dt, out, r, dot);
-  loop_close(B, &R);
-}
-
-static void emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
-  Cg *g = B->g;
-  const Inst *x = v->args[0], *y = v->args[1];
-  if (x->type.rank > 2 || y->type.rank > 2 || v->type.rank > 2) {
-    emit_batched_matmul(B, v, out, accumulate);
-    return;
-  }
-  int ta, tb;
-  LLVMValueRef a = gemm_operand(B, x, &ta), b = gemm_operand(B, y, &tb);
-  LLVMValueRef one = i64c(g, 1);
-  LLVMValueRef m = x->type.rank == 2 ? dimv(B, x->type.dim[0]) : one;
-  LLVMValueRef k = dimv(B, x->type.dim[x->type.rank - 1]);
-  LLVMValueRef n = y->type.rank == 2 ? dimv(B, y->type.dim[1]) : one;
-  LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
-  LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
-  if (v->op != OP_matmul || x->type.rank != 2 || y->type.rank != 1 || ta) {
-    call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, acc);
-    return;
-  }
-  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLE, mul64(g, m, k), i64c(g, SMALL_GEMV), "");
-  if (LLVMIsAConstantInt(small)) {
-    if (LLVMConstIntGetZExtValue(small))
-      emit_small_gemv(B, v, a, b, m, k, out, accumulate);
-    else
-      call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, acc);
-    return;
-  }
-  LLVMBasicBlockRef inl = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.inline");
-  LLVMBasicBlockRef rt = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.call");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.done");
-  LLVMBuildCondBr(g->b, small, inl, rt);
-  LLVMPositionBuilderAtEnd(g->b, inl);
-  emit_small_gemv(B, v, a, b, m, k, out, accumulate);
-  LLVMBuildBr(g->b, done);
-  LLVMPositionBuilderAtEnd(g->b, rt);
-  call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, acc);
-  LLVMBuildBr(g->b, done);
-  LLVMPositionBuilderAtEnd(g->b, done);
-}
-
 /* ---- for cg_data.c ---- */
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
@@ -794,6 +600,8 @@ void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx) {
 }
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
+LLVMValueRef cg_mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return mul64(g, a, b); }
+LLVMValueRef cg_add64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return add64(g, a, b); }
 LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t) { return lin_of(B, x, t); }
 LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin) {
@@ -863,7 +671,7 @@ static void plan(Body *B, int n) {
     if (ir_ops[i->op].shape == SH_MATMUL) {
       for (int k = 0; k < 2; k++) {
         Inst *x = i->args[k];
-        if (swaps_last2(x))
+        if (cg_swaps_last2(x))
           slot(B, x->args[0])->has_buf = true;
         else
           slot(B, x)->has_buf = true;
@@ -1399,14 +1207,14 @@ static void emit_one(Body *B, Inst *i) {
   s->computed = true;
   if (s->acc_into) { /* the first product writes the sum, the second adds to it */
     Slot *sum = slot(B, s->acc_into);
-    emit_matmul(B, i, sum->buf, sum->computed);
+    cg_emit_matmul(B, i, sum->buf, sum->computed);
     sum->computed = true;
     return;
   }
   if (s->by_products || cg_inplace_emit(B, i))
     return;
   if (ir_ops[i->op].shape == SH_MATMUL)
-    emit_matmul(B, i, s->buf, false);
+    cg_emit_matmul(B, i, s->buf, false);
   else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
     cg_emit_scatter(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_REDUCE)

@@ -175,6 +175,8 @@ typedef struct Idx {
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x);     /* element x of v */
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x); /* v's element, by its definition */
 LLVMValueRef cg_dim(Body *B, Dim d);                      /* i64 size */
+LLVMValueRef cg_mul64(Cg *g, LLVMValueRef a, LLVMValueRef b); /* a * b, 1s folded */
+LLVMValueRef cg_add64(Cg *g, LLVMValueRef a, LLVMValueRef b); /* a + b, 0 folded */
 LLVMValueRef cg_numel(Body *B, const Type *t);
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
 LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin);
@@ -190,6 +192,12 @@ void cg_loop_end(Body *B, void *loop);
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
+
+/* ---- cg_matmul.c ---- */
+/* out (+)= v's product (accumulate: add to what out holds). */
+void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate);
+/* A transpose swapping only the last two axes: GEMM reads it in place. */
+bool cg_swaps_last2(const Inst *x);
 
 /* ---- cg_minmax.c ---- */
 /* A reduction's running value in registers: op's usual combine, or for a
