@@ -226,11 +226,6 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
 }
 
 #ifdef VHSUM_ROWS
-/* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
- * VL partial vectors in one transposing pass (VHSUM_ROWS, the same tree of
- * additions as VHSUM, so each result has dot's bits) instead of VL
- * separate reductions -- most of the time of a short row (x @ w with
- * 16 columns) went into its reduction. */
 /* dot_rows of rows of exactly one vector (x @ w with 16 columns): dot_vec's
  * sum (s0 + 0) + (0 + 0) without its loops. Small enough to inline where
  * it is called once per 16 rows (dot_rows's set-up for the general case
@@ -243,6 +238,11 @@ static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
   VHSUM_ROWS(s, out);
 }
 
+/* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
+ * VL partial vectors in one transposing pass (VHSUM_ROWS, the same tree of
+ * additions as VHSUM, so each result has dot's bits) instead of VL
+ * separate reductions -- most of the time of a short row (x @ w with
+ * 16 columns) went into its reduction. */
 static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T *y, T *out) {
   V s[VL];
   int64_t p = 0;

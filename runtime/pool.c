@@ -9,12 +9,12 @@
  *
  * The calling thread runs chunks too; workers (created lazily, up to the
  * thread count minus one) take runs of consecutive chunks from one atomic
- * counter (run_chunks). One job runs
- * at a time: a caller that finds the pool busy (another user thread's call,
- * or a parallel loop nested in a chunk) runs its chunks itself, in order,
- * which gives the same result. The thread count comes from
- * sg_set_num_threads, else the environment variable SG_NUM_THREADS, else
- * the number of online cores; 0 (or less) means all cores.
+ * counter (run_chunks). One job runs at a time: a caller that finds the
+ * pool busy (another user thread's call, or a parallel loop nested in a
+ * chunk) runs its chunks itself, in order, which gives the same result.
+ * The thread count comes from sg_set_num_threads, else the environment
+ * variable SG_NUM_THREADS, else the number of online cores; 0 (or less)
+ * means all cores.
  *
  * Workers spin briefly after a job (the next is usually close behind: a
  * gradient runs a dozen parallel loops per call), then sleep on a condition
