@@ -133,12 +133,12 @@ static LLVMValueRef loop_open(Body *B, LLVMValueRef n, Loop *L) {
  * gradient had 88 loops instead of 47 and compiled in 0.64 s instead of
  * 0.41, mostly Loop Strength Reduction at about 2 ms a loop.
  *
- * A flat loop of a loop body over fewer than SHORT_TRIP elements (an LSTM
- * step's 14; cg_par_worth sends longer ones to the loop's function of the
- * thread pool, which is vectorized the usual way), `short_trip`: the
+ * A flat loop of a loop body over a symbolic size or fewer than SHORT_TRIP
+ * elements (an LSTM step's 14; cg_par_worth sends longer literal ones to
+ * the thread pool's loop, vectorized the usual way), `short_trip`: the
  * vectorizer is asked to fold the tail into masked vector iterations, or
  * 14 elements would all run in the scalar remainder of a 16-wide vector
- * loop. A folded tail costs long loops 35-45% (a mask per iteration, no
+ * loop. A folded tail costs long loops 10-45% (a mask per iteration, no
  * interleaving), hence only there. A `whole` loop (the first part of a
  * split one, nest_split) is not interleaved, so that its one 16-wide
  * vector loop runs from 16 iterations on. */
@@ -364,37 +364,13 @@ static void fill_one(Body *B, Idx *x, void *ctx) {
   store_elem(B, f->v->type.dtype, f->buf, lin_of(B, x, &f->v->type), e);
 }
 
-/* A flat loop generated one way or two: inline, or on the thread pool
- * (cg_parallel.c), or -- when the size is symbolic -- both behind a test
- * of the size. `version` emits the whole loop over [0, n), on the pool if
- * `par` is set. */
+/* A flat loop, inline or on the thread pool (cg_parallel.c,
+ * cg_par_worth). `version` emits the whole loop over [0, n), on the pool
+ * if `par` is set. */
 typedef void Version(Body *B, void *ctx, LLVMValueRef n, bool par);
 
-static void emit_versions(Body *B, LLVMValueRef n, Version *version, void *ctx) {
-  Cg *g = B->g;
-  LLVMValueRef worth = cg_par_worth(B, n);
-  if (!worth || LLVMIsAConstantInt(worth)) {
-    version(B, ctx, n, worth != NULL);
-    return;
-  }
-  /* Blocks in layout order (test, small version, big version, join), so
-   * that each statement is a single-entry single-exit run of blocks that
-   * cg_split.c can move into a function of its own. */
-  LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef small = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "small");
-  LLVMPositionBuilderAtEnd(g->b, small);
-  version(B, ctx, n, false);
-  LLVMBasicBlockRef small_end = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "big");
-  LLVMPositionBuilderAtEnd(g->b, big);
-  version(B, ctx, n, true);
-  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "joined");
-  LLVMBuildBr(g->b, join);
-  LLVMPositionBuilderAtEnd(g->b, small_end);
-  LLVMBuildBr(g->b, join);
-  LLVMPositionBuilderAtEnd(g->b, test);
-  LLVMBuildCondBr(g->b, worth, big, small);
-  LLVMPositionBuilderAtEnd(g->b, join);
+static void emit_flat_loop(Body *B, LLVMValueRef n, Version *version, void *ctx) {
+  version(B, ctx, n, cg_par_worth(B, n));
 }
 
 static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
@@ -445,7 +421,7 @@ static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
   const Type *t = &v->type;
   if (flat_def_ok(B, v) || t->rank <= 1)
-    emit_versions(B, numel(B, t, 0, t->rank), fill_version, &f);
+    emit_flat_loop(B, numel(B, t, 0, t->rank), fill_version, &f);
   else
     fill_rows_version(B, &f, numel(B, t, 0, 1), cg_par_rows_worth(B, numel(B, t, 0, t->rank)));
 }
@@ -596,7 +572,7 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
 bool cg_flat_ok(Body *B, const Inst *v) { return flat_ok(B, v); }
 void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx) {
-  emit_versions(B, n, version, ctx);
+  emit_flat_loop(B, n, version, ctx);
 }
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
@@ -884,7 +860,7 @@ typedef struct Group {
   LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
 } Group;
 
-/* One version of a group's loop (see emit_versions). On the pool each
+/* One version of a group's loop (see emit_flat_loop). On the pool each
  * chunk leaves its reductions' values in part[], combined in chunk order
  * so that the result does not depend on the number of threads. */
 static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
@@ -1022,7 +998,7 @@ static void emit_group(Body *B, Inst *first) {
   for (Inst *i = first; i != gr.end; i = i->next)
     if (slot(B, i)->view)
       emit_view(B, i);
-  emit_versions(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
+  emit_flat_loop(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
   r = 0;
   for (Inst *i = first; i != gr.end; i = i->next) {
     Slot *s = slot(B, i);

@@ -322,11 +322,12 @@ void cg_alias_end(Body *B);
 LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
 
 /* ---- cg_parallel.c ---- */
-/* Whether a loop over n elements is worth running on the pool: NULL if
- * never, else an i1 (constant true, or a test emitted at the builder). In
- * a loop body (cg_par_short), any loop of SHORT_TRIP elements or more is
- * (1,000 elements are one chunk, run directly by the calling thread). */
-LLVMValueRef cg_par_worth(Body *B, LLVMValueRef n);
+/* Whether a loop over n elements runs as a pool's loop (one version
+ * either way). A symbolic size: outside loop bodies yes (a small call is
+ * one chunk, run directly), in them no. A literal one: from two chunks on,
+ * or in a loop body (cg_par_short) from SHORT_TRIP elements (1,000
+ * elements are one chunk, run directly by the calling thread). */
+bool cg_par_worth(Body *B, LLVMValueRef n);
 /* Whether the inline version of a flat loop is a short one (inside a loop
  * or branch, and not already in a pool's loop): its tail is folded. */
 bool cg_par_short(Body *B);
