@@ -15,17 +15,21 @@
 #include "cg_internal.h"
 
 /* LLVM's target registry is not safe to fill from two threads at once,
- * and libsgc compiles on several; nor may an option be given twice.
- *
- * Loop Strength Reduction is off. On a loop body's code (an LSTM step: a
+ * and libsgc compiles on several. */
+static void init_native_target(void) {
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+}
+
+/* Loop Strength Reduction off. On a loop body's code (an LSTM step: a
  * loop holding dozens of short vector loops) it took half of the code
  * generator's time, 0.35 of 0.68 s for examples/lstm.sg, and bought
  * nothing measurable on x86, whose addressing modes take base + index *
  * scale as they are: bench W1-W6 and bench/lstm at b = 14, 256 and 2048
- * ran at the same speed with it and without (alternating runs). */
-static void init_native_target(void) {
-  LLVMInitializeNativeTarget();
-  LLVMInitializeNativeAsmPrinter();
+ * ran at the same speed with it and without (alternating runs). It is a
+ * process-wide LLVM option, so only the sgc command, which owns its
+ * process, sets it: libsgc leaves its host program's LLVM as it is. */
+void cg_command_options(void) {
   const char *argv[] = {"sgc", "-disable-lsr"};
   LLVMParseCommandLineOptions(2, argv, NULL);
 }

@@ -43,6 +43,10 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
 /* Whether --target-cpu=cpu names a CPU sgc can generate code for. */
 bool cg_cpu_known(const char *cpu);
 
+/* LLVM options for a process that only compiles (the sgc command), set
+ * once, before the first compile: Loop Strength Reduction off. */
+void cg_command_options(void);
+
 /* Write a C header declaring every export of m, with its shapes in a
  * comment. Returns 0 or 1 on a write error. */
 int cg_write_header(Module *m, FILE *out, const char *guard);

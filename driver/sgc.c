@@ -152,8 +152,10 @@ static int run(const Options *o) {
 int main(int argc, char **argv) {
   Options o = {0};
   int rc = options_parse(argc, argv, &o, OPTIONS_COMMAND, stdout, stderr);
-  if (rc < 0)
+  if (rc < 0) {
+    cg_command_options();
     rc = run(&o);
+  }
   /* --emit-ir, --emit-dot, --help and --version print to standard output:
    * a failed write there is an error too. */
   if (rc == 0 && files_close_stdout("sgc")) /* once: a failure may be reported already */
