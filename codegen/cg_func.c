@@ -364,17 +364,9 @@ static void fill_one(Body *B, Idx *x, void *ctx) {
   store_elem(B, f->v->type.dtype, f->buf, lin_of(B, x, &f->v->type), e);
 }
 
-/* A flat loop, inline or on the thread pool (cg_parallel.c,
- * cg_par_worth). `version` emits the whole loop over [0, n), on the pool
- * if `par` is set. */
-typedef void Version(Body *B, void *ctx, LLVMValueRef n, bool par);
-
-static void emit_flat_loop(Body *B, LLVMValueRef n, Version *version, void *ctx) {
-  version(B, ctx, n, cg_par_worth(B, n));
-}
-
-static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
-  Fill *f = ctx;
+/* A flat loop over [0, n), inline or on the thread pool (on: see
+ * cg_par_worth). */
+static void fill_version(Body *B, Fill *f, LLVMValueRef n, bool on) {
   const Inst *v = f->v;
   Par par;
   Loop L;
@@ -395,8 +387,7 @@ static void fill_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
 /* A fill that needs its index (a broadcast, a transpose: `z - max(z,
  * axis=1)`) as a loop nest, inline or on the pool (cg_par_rows_worth) in
  * chunks of whole rows (indices of axis 0). */
-static void fill_rows_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
-  Fill *f = ctx;
+static void fill_rows_version(Body *B, Fill *f, LLVMValueRef rows, bool on) {
   const Type *t = &f->v->type;
   Idx x = {t->rank, {0}, NULL};
   Par par;
@@ -420,9 +411,10 @@ static void fill_rows_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
 static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
   const Type *t = &v->type;
-  if (flat_def_ok(B, v) || t->rank <= 1)
-    emit_flat_loop(B, numel(B, t, 0, t->rank), fill_version, &f);
-  else
+  if (flat_def_ok(B, v) || t->rank <= 1) {
+    LLVMValueRef n = numel(B, t, 0, t->rank);
+    fill_version(B, &f, n, cg_par_worth(B, n));
+  } else
     fill_rows_version(B, &f, numel(B, t, 0, 1), cg_par_rows_worth(B, numel(B, t, 0, t->rank)));
 }
 
@@ -571,9 +563,6 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
 bool cg_flat_ok(Body *B, const Inst *v) { return flat_ok(B, v); }
-void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx) {
-  emit_flat_loop(B, n, version, ctx);
-}
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return mul64(g, a, b); }
@@ -860,11 +849,10 @@ typedef struct Group {
   LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
 } Group;
 
-/* One version of a group's loop (see emit_flat_loop). On the pool each
+/* A group's loop, inline or on the pool (on: see cg_par_worth). On the pool each
  * chunk leaves its reductions' values in part[], combined in chunk order
  * so that the result does not depend on the number of threads. */
-static void group_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
-  Group *gr = ctx;
+static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
   Cg *g = B->g;
   int gid = gr->first->id;
   const Type *space = gr->space;
@@ -998,7 +986,8 @@ static void emit_group(Body *B, Inst *first) {
   for (Inst *i = first; i != gr.end; i = i->next)
     if (slot(B, i)->view)
       emit_view(B, i);
-  emit_flat_loop(B, numel(B, gr.space, 0, gr.space->rank), group_version, &gr);
+  LLVMValueRef n = numel(B, gr.space, 0, gr.space->rank);
+  group_version(B, &gr, n, cg_par_worth(B, n));
   r = 0;
   for (Inst *i = first; i != gr.end; i = i->next) {
     Slot *s = slot(B, i);

@@ -260,11 +260,8 @@ bool cg_flat_member(Body *B, const Inst *i, const Type **space);
  * a group at its max. */
 void cg_online_form(Body *B, int n);
 void cg_online_emit(Body *B, Inst *head);
-/* cg_func.c's helpers for it: can v be evaluated from a flat index; a
- * flat loop emitted inline and/or on the pool (version(B, ctx, n, par)). */
+/* cg_func.c's helper for it: can v be evaluated from a flat index. */
 bool cg_flat_ok(Body *B, const Inst *v);
-typedef void CgVersion(Body *B, void *ctx, LLVMValueRef n, bool par);
-void cg_versions(Body *B, LLVMValueRef n, CgVersion *version, void *ctx);
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */

@@ -481,10 +481,9 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
   cg_loop_end(B, L);
 }
 
-/* One version of the group's pass (cg_versions): inline, or on the pool
+/* The group's pass: inline, or on the pool
  * with one set of totals per chunk merged in chunk order. */
-static void online_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
-  Online *o = ctx;
+static void online_version(Body *B, Online *o, LLVMValueRef n, bool on) {
   Cg *g = B->g;
   if (!on) { /* a call within one block (a 10-element softmax): no merging */
     block(B, o, NULL, i64c(g, 0), n);
@@ -544,9 +543,7 @@ static void results(Body *B, Online *o, LLVMValueRef m, LLVMValueRef *v, LLVMVal
 
 /* By rows: each row of [lo, hi) block after block, its results stored;
  * on the pool, chunks of rows (rows are independent: no partials). */
-static void rows_version(Body *B, void *ctx, LLVMValueRef total, bool on) {
-  (void)total;
-  Online *o = ctx;
+static void rows_version(Body *B, Online *o, bool on) {
   Cg *g = B->g;
   const Type *t = &o->m->args[0]->type;
   Par par;
@@ -585,7 +582,7 @@ void cg_online_emit(Body *B, Inst *head) {
   for (int k = 0; k < o.nmem; k++)
     cg_slot(B, o.mem[k])->computed = true;
   if (head->type.rank == 1) {
-    cg_versions(B, n, rows_version, &o);
+    rows_version(B, &o, cg_par_worth(B, n));
     return;
   }
   o.fin_m = cg_entry_alloca(B, o.t);

@@ -541,9 +541,9 @@ static void end_run(Body *B, Rows *R) {
  * sum's partials (ROWS_KMAX per chunk) stay small on the stack. */
 enum { ROWS_PAR_LEAST = 2048, ROWS_PAR_CHUNKS = 64 };
 
-/* One version of the group (cg_versions): inline over all rows, or on the
- * pool, each chunk's sums and column sums left in partials that are
- * combined in chunk order: the same bits on any number of threads. */
+/* The group: inline over all rows, or on the pool, each chunk's sums and
+ * column sums left in partials that are combined in chunk order: the same
+ * bits on any number of threads. */
 static void rows_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
   Rows *R = ctx;
   Cg *g = B->g;
