@@ -260,6 +260,10 @@ bool cg_flat_member(Body *B, const Inst *i, const Type **space);
  * a group at its max. */
 void cg_online_form(Body *B, int n);
 void cg_online_emit(Body *B, Inst *head);
+/* The shortest (literal) row a row max takes part from: shorter rows stay
+ * in cache between their passes anyway (W1's 1000); the row groups leave
+ * longer ones to these. */
+enum { ONLINE_ROW_MIN = 8192 };
 /* cg_func.c's helper for it: can v be evaluated from a flat index. */
 bool cg_flat_ok(Body *B, const Inst *v);
 

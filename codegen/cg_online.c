@@ -53,9 +53,8 @@
 #include "cg_internal.h"
 #include "cg_math.h"
 
-/* ONLINE_ROW_MIN: the shortest (literal) row a row max takes part from:
- * shorter rows stay in cache between their passes anyway (W1's 1000). */
-enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16, ONLINE_ROW_MIN = 2 * ONLINE_BLOCK };
+/* (ONLINE_ROW_MIN, cg_internal.h, is two blocks.) */
+enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16 };
 
 /* Member kinds (Slot.okind); the max itself is OK_MAX. */
 enum { OK_FAIL = -1, OK_PLAIN, OK_EXP, OK_LIN, OK_MAX };

@@ -32,34 +32,20 @@
  * (rows_version), each chunk's sums and column sums kept apart and added
  * in chunk order: results do not depend on the number of threads.
  *
- * A block scratch holds at most ROWS_KMAX columns: with a symbolic k the
- * group is emitted twice behind a test of k, the other copy being the
- * members' usual loops (B->rows_fallback); with a literal k above it no
- * group is formed. Members therefore keep their memory unless k is a
- * literal (then members read only inside the group get none).
+ * A block scratch holds at most ROWS_KMAX columns. Rows of ROWS_WIDE or
+ * more columns run row by row instead (cg_rows_wide.c), lanes over the
+ * columns. With a symbolic k the group is emitted two or three times
+ * behind tests of k, the last copy being the members' usual loops
+ * (B->rows_fallback); with a literal k one way, or no group when k is
+ * neither narrow nor wide. Members therefore keep their memory unless k
+ * is a literal (then members read only inside the group, or only within
+ * their pass when row by row, get none).
  *
  * Requires: plan has run (has_buf), no loops or branches in the function.
  * Keeps: values are computed before they are read, as in program order. */
 #include <string.h>
 
-#include "cg_internal.h"
-
-/* ROWS_KMAX_MEM: the widest k for a group that reads or writes [n, k]
- * memory: lanes over rows read it with a stride of k (gathers), which
- * beats a loop of its own per row only for narrow rows (measured: a
- * softmax cross-entropy over memory, 1M rows, 5% faster at k = 10, 15%
- * and 40% slower at k = 16 and 32). */
-enum { ROWS_BLOCK = 64, ROWS_KMAX = 32, ROWS_KMAX_MEM = 12, ROWS_MAX_MEMBERS = 32 };
-
-/* Member kinds: over [n, k], computed in a pass's loop over columns and
- * rows -- ELEM (elementwise), ROWRED (along axis 1, into [n]), FULLRED
- * (over both axes), COLRED (along axis 0, into [k]); over [n], computed
- * in the pass's loop over rows after that -- ROWELEM (elementwise),
- * ROWFULL (a reduction of an [n] value); VIEW (a reshape of a member or
- * of anything: its operand's bytes). */
-enum { RK_NONE, RK_ELEM, RK_ROWRED, RK_FULLRED, RK_COLRED, RK_ROWELEM, RK_ROWFULL, RK_VIEW };
-
-static bool per_row(int kind) { return kind == RK_ROWELEM || kind == RK_ROWFULL; }
+#include "cg_rows.h"
 
 static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
@@ -269,7 +255,7 @@ void cg_rows_form(Body *B, int n) {
     if (kind != RK_ELEM && kind != RK_ROWRED)
       continue;
     Dim k = sp->dim[1];
-    if (k.sym < 0 && k.size > ROWS_KMAX)
+    if (k.sym < 0 && k.size > ROWS_KMAX && (k.size < ROWS_WIDE || k.size >= ONLINE_ROW_MIN))
       continue; /* (a group reading [n, k] memory is dropped later above ROWS_KMAX_MEM) */
     if (!admit(B, i, kind, i->id))
       continue;
@@ -298,37 +284,43 @@ void cg_rows_form(Body *B, int n) {
   for (int k = 0; k <= n; k++)
     vec_free(&users[k]);
   free(users);
-  /* The widest k each group takes; a group over a literal k wider than
-   * that is dropped, and with a literal k what only the group reads needs
-   * no memory (there is no fallback copy). */
+  /* The widest k each group takes in a block scratch. With a literal k
+   * there is no fallback copy: what only the group reads needs no memory,
+   * and a group that fits neither way is dropped. */
   for (Inst *h = f->first; h; h = h->next) {
     Slot *hs = cg_slot(B, h);
     if (hs->rows != h->id)
       continue;
     Inst *end = hs->rows_last->next;
-    bool wide = false;
-    for (Inst *i = h; i != end && !wide; i = i->next) {
+    bool memory = false; /* reads or writes [n, k] memory */
+    for (Inst *i = h; i != end && !memory; i = i->next) {
       Slot *s = cg_slot(B, i);
       if (s->rows != h->id || s->rkind == RK_VIEW)
         continue;
-      wide = s->rkind == RK_ELEM && s->rows_escapes;
+      memory = s->rkind == RK_ELEM && s->rows_escapes;
       At at = per_row(s->rkind) ? (At){false, 0, true} : (At){true, 0, false};
       int nargs = s->rkind == RK_ELEM || s->rkind == RK_ROWELEM ? i->nargs : 1;
-      for (int k = 0; k < nargs && !wide; k++)
-        wide = reads_wide(B, i->args[k], h->id, at);
+      for (int k = 0; k < nargs && !memory; k++)
+        memory = reads_wide(B, i->args[k], h->id, at);
     }
-    hs->rows_kmax = wide ? ROWS_KMAX_MEM : ROWS_KMAX;
+    hs->rows_kmax = memory ? ROWS_KMAX_MEM : ROWS_KMAX;
     const Type *sp = NULL;
     kind_of(B, h, &sp);
     Dim kd = sp->dim[1];
-    bool drop = kd.sym < 0 && kd.size > hs->rows_kmax;
+    /* A literal k is narrow (a block scratch), wide (row by row: a value
+     * read by a later pass is read back from memory; no column sums) or
+     * neither. */
+    bool narrow = kd.sym < 0 && kd.size <= hs->rows_kmax, wide = kd.sym < 0 && kd.size >= ROWS_WIDE && kd.size < ONLINE_ROW_MIN;
+    for (Inst *i = h; i != end && wide; i = i->next)
+      wide = cg_slot(B, i)->rows != h->id || cg_slot(B, i)->rkind != RK_COLRED;
+    bool drop = kd.sym < 0 && !narrow && !wide;
     for (Inst *i = h; i != end; i = i->next) {
       Slot *s = cg_slot(B, i);
       if (s->rows != h->id)
         continue;
       if (drop)
         s->rows = -1;
-      else if (s->rkind == RK_ELEM && !s->rows_escapes && kd.sym < 0)
+      else if (s->rkind == RK_ELEM && !s->rows_escapes && (narrow || (wide && !s->rowbuf_ok)))
         s->internal = true;
     }
   }
@@ -356,13 +348,6 @@ static LLVMValueRef array_alloca(Body *B, LLVMTypeRef t, int64_t n) {
   return cg_entry_alloca(B, LLVMArrayType2(t, (uint64_t)n));
 }
 
-typedef struct Rows {
-  Inst **mem; /* the members, in order (views left out) */
-  LLVMValueRef *acc;
-  LLVMValueRef *col; /* COLRED: where the column sums accumulate */
-  const Type *space;
-  int nmem, npass;
-} Rows;
 
 /* The loop over one pass's columns and the block's rows. */
 static void emit_pass(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt, LLVMValueRef k) {
@@ -536,6 +521,33 @@ static void end_run(Body *B, Rows *R) {
     cg_slot(B, R->mem[m])->rowbuf = NULL;
 }
 
+/* In the body after a run on the pool: each sum's (and column sum's)
+ * partials added in chunk order into its memory. */
+void rows_add_partials(Body *B, Rows *R, LLVMValueRef *part, LLVMValueRef nchunks) {
+  Cg *g = B->g;
+  LLVMValueRef k = cg_dim(B, R->space->dim[1]);
+  for (int m = 0; m < R->nmem; m++) {
+    Inst *v = R->mem[m];
+    Slot *s = cg_slot(B, v);
+    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
+    if (s->rkind != RK_FULLRED && s->rkind != RK_ROWFULL && s->rkind != RK_COLRED)
+      continue;
+    bool cols = s->rkind == RK_COLRED;
+    void *Lj = NULL, *Lc;
+    LLVMValueRef j = cols ? cg_loop_begin(B, k, &Lj) : i64c(g, 0);
+    LLVMValueRef acc = cg_entry_alloca(B, t);
+    LLVMBuildStore(g->b, cg_reduce_init(v->op, t), acc);
+    LLVMValueRef ci = cg_loop_begin(B, nchunks, &Lc);
+    LLVMValueRef idx = cols ? LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, ci, i64c(g, ROWS_KMAX), ""), j, "") : ci;
+    LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[m], &idx, 1, ""), "");
+    LLVMBuildStore(g->b, cg_combine(g, v->op, LLVMBuildLoad2(g->b, t, acc, ""), x), acc);
+    cg_loop_end(B, Lc);
+    cg_store(B, v->type.dtype, s->buf, j, LLVMBuildLoad2(g->b, t, acc, ""));
+    if (cols)
+      cg_loop_end(B, Lj);
+  }
+}
+
 /* On the pool (bench W6: 1M rows): chunks of whole blocks, at least
  * ROWS_PAR_LEAST rows, at most ROWS_PAR_CHUNKS of them, so that a column
  * sum's partials (ROWS_KMAX per chunk) stay small on the stack. */
@@ -595,28 +607,7 @@ static void rows_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
     }
   }
   cg_par_end(B, &par);
-  /* in the body: the chunks' partials in chunk order */
-  k = cg_dim(B, R->space->dim[1]);
-  for (int m = 0; m < R->nmem; m++) {
-    Inst *v = R->mem[m];
-    Slot *s = cg_slot(B, v);
-    LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
-    if (s->rkind != RK_FULLRED && s->rkind != RK_ROWFULL && s->rkind != RK_COLRED)
-      continue;
-    bool cols = s->rkind == RK_COLRED;
-    void *Lj = NULL, *Lc;
-    LLVMValueRef j = cols ? cg_loop_begin(B, k, &Lj) : i64c(g, 0);
-    LLVMValueRef acc = cg_entry_alloca(B, t);
-    LLVMBuildStore(g->b, cg_reduce_init(v->op, t), acc);
-    LLVMValueRef ci = cg_loop_begin(B, par.nchunks, &Lc);
-    LLVMValueRef idx = cols ? LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, ci, i64c(g, ROWS_KMAX), ""), j, "") : ci;
-    LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[m], &idx, 1, ""), "");
-    LLVMBuildStore(g->b, cg_combine(g, v->op, LLVMBuildLoad2(g->b, t, acc, ""), x), acc);
-    cg_loop_end(B, Lc);
-    cg_store(B, v->type.dtype, s->buf, j, LLVMBuildLoad2(g->b, t, acc, ""));
-    if (cols)
-      cg_loop_end(B, Lj);
-  }
+  rows_add_partials(B, R, part, par.nchunks);
   free(part);
 }
 
@@ -656,29 +647,48 @@ void cg_rows_emit(Body *B, Inst *head) {
   }
   LLVMValueRef k = cg_dim(B, space->dim[1]);
   if (LLVMIsAConstantInt(k)) {
-    emit_group_rows(B, &R);
+    if (LLVMConstIntGetSExtValue(k) >= ROWS_WIDE)
+      rows_emit_wide(B, &R);
+    else
+      emit_group_rows(B, &R);
   } else {
-    /* test, the group, the members' own loops, join: in layout order, a
-     * single-entry single-exit run of blocks (cg_split.c) */
-    LLVMValueRef small =
+    /* test, the group, [test, row by row,] the members' own loops, join:
+     * in layout order, a single-entry single-exit run of blocks
+     * (cg_split.c) */
+    LLVMBasicBlockRef ends[3];
+    int nends = 0;
+    LLVMValueRef narrow =
         LLVMBuildICmp(g->b, LLVMIntSLE, k, i64c(g, cg_slot(B, head)->rows_kmax), "narrow");
     LLVMBasicBlockRef test = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows");
     LLVMPositionBuilderAtEnd(g->b, rows);
     emit_group_rows(B, &R);
-    LLVMBasicBlockRef rows_end = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef each = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_each");
-    LLVMPositionBuilderAtEnd(g->b, each);
+    ends[nends++] = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef other = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_each");
+    LLVMPositionBuilderAtEnd(g->b, test);
+    LLVMBuildCondBr(g->b, narrow, rows, other);
+    LLVMPositionBuilderAtEnd(g->b, other);
+    if (rows_wide_ok(B, &R)) {
+      LLVMValueRef wide = LLVMBuildICmp(g->b, LLVMIntSGE, k, i64c(g, ROWS_WIDE), "wide");
+      LLVMBasicBlockRef by_row = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_wide");
+      other = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_own");
+      LLVMBuildCondBr(g->b, wide, by_row, other);
+      LLVMPositionBuilderAtEnd(g->b, by_row);
+      rows_emit_wide(B, &R);
+      ends[nends++] = LLVMGetInsertBlock(g->b);
+      LLVMMoveBasicBlockAfter(other, ends[nends - 1]);
+      LLVMPositionBuilderAtEnd(g->b, other);
+    }
     B->rows_fallback = true;
     for (int m = 0; m < R.nmem; m++)
       cg_emit_one(B, R.mem[m]);
     B->rows_fallback = false;
+    ends[nends++] = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_joined");
-    LLVMBuildBr(g->b, join);
-    LLVMPositionBuilderAtEnd(g->b, rows_end);
-    LLVMBuildBr(g->b, join);
-    LLVMPositionBuilderAtEnd(g->b, test);
-    LLVMBuildCondBr(g->b, small, rows, each);
+    for (int e = 0; e < nends; e++) {
+      LLVMPositionBuilderAtEnd(g->b, ends[e]);
+      LLVMBuildBr(g->b, join);
+    }
     LLVMPositionBuilderAtEnd(g->b, join);
   }
   for (int m = 0; m < R.nmem; m++)

@@ -3,8 +3,9 @@
  * against central differences of the compiled function or, for the M-step
  * (stop_gradient on r), the hand-derived sum_i r_ij (mu_j - x_i); and the
  * gradients must be the same bits on 1 and 2 threads. k above 32 takes the
- * members' own loops (cg_rows.c's fallback), n not a multiple of 64 a
- * partial last block. */
+ * members' own loops (cg_rows.c's fallback), from 128 on row by row (or
+ * the own loops when the group has a column sum), n not a multiple of 64 a
+ * partial last block. With k = 200, xent200 (k literal) too. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -110,6 +111,17 @@ int main(int argc, char **argv) {
   if (small) {
     sgt_fd(xent_loss, &z, fd);
     CHECK_GRAD(&d_z, fd, 1e-6);
+  }
+
+  /* xent200: the same function with k literal, against xent */
+  if (K == 200) {
+    sg_tensor d_z200 = SGT_TENSOR(SG_F64, N, K);
+    CHECK_EQ_INT(xent200(&z, &y, &out), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), xent_ref(), 1e-12);
+    CHECK_EQ_INT(xent200_grad(&z, &y, &out, &d_z200), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), xent_ref(), 1e-12);
+    CHECK_GRAD_VS(&d_z200, d_z.data, "xent's d_z (k = 200)", 1e-12);
+    free(d_z200.data);
   }
 
   /* lse: value, d_z against central differences */
