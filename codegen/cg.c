@@ -4,13 +4,13 @@
  * LLVM IR (--emit-llvm), in memory. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cg_internal.h"
 
@@ -139,18 +139,17 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
   LLVMDisposeMessage(err);
   err = NULL;
 
-  char passes[32];
-  snprintf(passes, sizeof passes, "default<O%d>", o->opt_level);
-  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMPassBuilderOptionsSetLoopVectorization(po, o->opt_level >= 2);
-  LLVMPassBuilderOptionsSetSLPVectorization(po, o->opt_level >= 2);
-  LLVMPassBuilderOptionsSetLoopUnrolling(po, o->opt_level >= 2);
-  LLVMErrorRef e = LLVMRunPasses(g.mod, passes, tm, po);
-  LLVMDisposePassBuilderOptions(po);
-  if (e) {
-    char *msg = LLVMGetErrorMessage(e);
+  /* a second target machine for cg_optimize's second thread */
+  char *triple2 = NULL;
+  LLVMTargetMachineRef tm2 = o->opt_level > 0 && !o->debug ? target_machine(o, &triple2) : NULL;
+  char *msg = cg_optimize(g.mod, tm, tm2, o);
+  if (tm2)
+    LLVMDisposeTargetMachine(tm2);
+  if (triple2)
+    LLVMDisposeMessage(triple2);
+  if (msg) {
     fprintf(stderr, "sgc: internal error: LLVM passes failed: %s\n", msg);
-    LLVMDisposeErrorMessage(msg);
+    free(msg);
     goto out;
   }
   for (LLVMValueRef fn = LLVMGetFirstFunction(g.mod); fn; fn = LLVMGetNextFunction(fn))

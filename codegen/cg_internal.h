@@ -252,6 +252,13 @@ LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
 void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 /* cg_func.c: can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
+/* ---- cg_opt.c ---- */
+/* LLVM's pipeline at o's -O level over mod, big modules in two halves on
+ * two threads (tm2 the second's target machine; NULL: one thread).
+ * Returns NULL, or the error message (the caller frees it). */
+char *cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, LLVMTargetMachineRef tm2,
+                  const CgOptions *o);
+
 /* ---- cg_online.c ---- */
 /* Online groups: a max over all of an operand and the sums shifted by it
  * (log-sum-exp, a softmax cross-entropy over a vector) in one pass over

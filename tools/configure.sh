@@ -41,7 +41,7 @@ cat > "$out.tmp" <<MK
 # Written by tools/configure.sh; delete it to look again.
 LLVM_CONFIG := $LLVM_CONFIG
 LLVM_CFLAGS := $("$LLVM_CONFIG" --cflags)
-LLVM_LDFLAGS := $("$LLVM_CONFIG" --ldflags) $("$LLVM_CONFIG" --libs core analysis target passes native bitwriter orcjit) $("$LLVM_CONFIG" --system-libs)
+LLVM_LDFLAGS := $("$LLVM_CONFIG" --ldflags) $("$LLVM_CONFIG" --libs core analysis target passes native bitreader bitwriter linker orcjit) $("$LLVM_CONFIG" --system-libs)
 LLVM_BINDIR := $bindir
 LIT := $("$LLVM_CONFIG" --obj-root 2>/dev/null)/build/utils/lit/lit.py
 MK
