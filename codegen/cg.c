@@ -87,8 +87,10 @@ bool cg_cpu_known(const char *cpu) {
   return false;
 }
 
-int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
-             LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
+/* cg_build; with halves, a module optimized in two halves may stay so
+ * (cg_optimize). */
+static int build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
+                 LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out, CgSecond **halves) {
   Cg g = {0};
   g.m = m;
   g.ad_memory = o->ad_memory;
@@ -142,9 +144,7 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
   /* a second target machine for cg_optimize's second thread */
   char *triple2 = NULL;
   LLVMTargetMachineRef tm2 = o->opt_level > 0 && !o->debug ? target_machine(o, &triple2) : NULL;
-  char *msg = cg_optimize(g.mod, tm, tm2, o);
-  if (tm2)
-    LLVMDisposeTargetMachine(tm2);
+  char *msg = cg_optimize(g.mod, tm, tm2, o, halves); /* (which disposes of tm2) */
   if (triple2)
     LLVMDisposeMessage(triple2);
   if (msg) {
@@ -174,6 +174,49 @@ out:
   return 0;
 }
 
+int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
+             LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
+  return build(m, module_name, o, ctx, mod_out, tm_out, NULL);
+}
+
+/* The object of a module optimized in halves: the first half's, compiled
+ * here while the second's was on its thread, and the second's, made one
+ * (cg_elf.c); or if that fails, the halves linked and compiled whole. */
+static int emit_halves(LLVMModuleRef mod, LLVMTargetMachineRef tm, CgSecond *second,
+                       const CgOptions *o, char **data, size_t *len) {
+  char *err = NULL;
+  LLVMMemoryBufferRef buf;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &buf) == 0) {
+    bool merged = cg_second_merge(second, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), data, len);
+    LLVMDisposeMemoryBuffer(buf);
+    if (merged)
+      return 0;
+  }
+  LLVMDisposeMessage(err);
+  err = cg_second_link(mod, second, tm, o);
+  if (err) {
+    fprintf(stderr, "sgc: internal error: LLVM passes failed: %s\n", err);
+    free(err);
+    return 1;
+  }
+  Cg g = {0};
+  g.ctx = LLVMGetModuleContext(mod);
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+    if (!LLVMIsDeclaration(fn))
+      cg_split_blocks(&g, fn);
+  char *msg = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &buf)) {
+    fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", msg);
+    LLVMDisposeMessage(msg);
+    return 1;
+  }
+  *len = LLVMGetBufferSize(buf);
+  *data = xmalloc(*len + 1);
+  memcpy(*data, LLVMGetBufferStart(buf), *len);
+  LLVMDisposeMemoryBuffer(buf);
+  return 0;
+}
+
 /* The bytes go back to the driver, which writes them with its own checks
  * (driver/files.c): never over the input, all outputs or none. */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data, size_t *len) {
@@ -182,12 +225,19 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data,
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod;
   LLVMTargetMachineRef tm;
-  if (cg_build(m, module_name, o, ctx, &mod, &tm)) {
+  CgSecond *second = NULL;
+  bool object = !o->emit_llvm && !o->emit_asm;
+  if (build(m, module_name, o, ctx, &mod, &tm, object ? &second : NULL)) {
     LLVMContextDispose(ctx);
     return 1;
   }
   int rc = 1;
   char *err = NULL;
+  if (second) {
+    rc = emit_halves(mod, tm, second, o, data, len);
+    cg_second_free(second);
+    goto done;
+  }
   if (o->emit_llvm) {
     char *text = LLVMPrintModuleToString(mod);
     *len = strlen(text);
@@ -210,6 +260,7 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data,
 out:
   if (err)
     LLVMDisposeMessage(err);
+done:
   LLVMDisposeTargetMachine(tm);
   LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);

@@ -254,10 +254,25 @@ void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
 /* ---- cg_opt.c ---- */
 /* LLVM's pipeline at o's -O level over mod, big modules in two halves on
- * two threads (tm2 the second's target machine; NULL: one thread).
- * Returns NULL, or the error message (the caller frees it). */
+ * two threads (tm2 the second's target machine, which cg_optimize
+ * disposes of; NULL: one thread).
+ * With halves NULL the second half is linked back; otherwise, if the
+ * module was split, *halves is the second half, optimized and compiled
+ * to an object on its thread, for cg_second_merge (or cg_second_link
+ * when that fails), then cg_second_free. Returns NULL, or the error
+ * message (the caller frees it). */
+typedef struct CgSecond CgSecond;
 char *cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, LLVMTargetMachineRef tm2,
-                  const CgOptions *o);
+                  const CgOptions *o, CgSecond **halves);
+bool cg_second_merge(CgSecond *s, const char *obj, size_t len, char **out, size_t *outlen);
+char *cg_second_link(LLVMModuleRef mod, CgSecond *s, LLVMTargetMachineRef tm, const CgOptions *o);
+void cg_second_free(CgSecond *s);
+
+/* ---- cg_elf.c ---- */
+/* Objects a and b (x86-64 ELF, relocatable) as one, in *out (malloc'd);
+ * the symbols named in locals become local. False if it cannot. */
+bool cg_elf_merge(const void *a, size_t alen, const void *b, size_t blen,
+                  const char *const *locals, int nlocals, char **out, size_t *outlen);
 
 /* ---- cg_online.c ---- */
 /* Online groups: a max over all of an operand and the sums shifted by it

@@ -1,32 +1,33 @@
-/* LLVM's optimization pipeline over the module: default<On>, on two
- * threads when the module is big enough to gain from it.
+/* LLVM's optimization pipeline over the module, default<On>, and for an
+ * object the code generator too, on two threads when the module is big
+ * enough to gain from it.
  *
  * The module's functions are split into two halves of about the same
  * size (an export's wrapper stays with its body, which LLVM inlines into
  * it): a copy of the module goes to a second LLVM context (through
  * bitcode: a context belongs to one thread), where the first half's
  * bodies are dropped; the first half stays in the original, where the
- * second half's are. Each is optimized on its own thread, then the second
- * is linked back into the first. So that either half can call the other's
- * functions, the internal symbols one half uses of the other's are hidden
- * external ones in between, and internal again after the link. A small
- * function of the other half (a math routine, cg_mathcall.c) keeps its
- * body in both, the other's copy available_externally: it can still be
- * inlined where it is called, and the link keeps the one definition. The
- * linked functions are put back in their order, and the constants both
- * halves made (messages' function names) merged again.
+ * second half's are. So that either half can call the other's functions,
+ * the internal symbols one half uses of the other's are hidden external
+ * ones while they are apart. A small function of the other half (a math
+ * routine, cg_mathcall.c) keeps its body in both, the other's copy
+ * available_externally: it can still be inlined where it is called.
  *
- * Optimizing is about half of what LLVM spends on a module; the code
- * generator, which stays on one thread, is the rest. Compile times, best
- * of seven, alternating with the one-thread pipeline: examples/lstm.sg
- * 0.61 -> 0.52 s, v2/cd_k 0.51 -> 0.44, v2/bow_classifier 0.50 -> 0.45,
- * mlp 0.41 -> 0.36; the generated code ran at the same speed (bench
- * W1-W6, bench/lstm).
+ * Each half is optimized on its own thread. For an object, each is then
+ * compiled there too, and the two objects made one (cg_elf.c, which makes
+ * those symbols local again). Otherwise (LLVM IR, assembly, the JIT; or if
+ * the objects cannot be merged) the second half is linked back into the
+ * first, its symbols internal again, the functions put back in their
+ * order, and the constants both halves made merged again.
+ *
+ * Compile times, best of seven alternating with one thread for both:
+ * examples/lstm.sg 0.60 -> 0.45 s, contrastive_divergence 0.48 -> 0.36,
+ * v2/bow_classifier 0.43 -> 0.34, v2/cd_k 0.43 -> 0.33. The generated
+ * code ran at the same speed (bench W1-W6, bench/lstm).
  *
  * Requires: a verified module whose functions are all sgc's (cg_build).
- * Keeps: the same functions, in the same order, with the same linkage,
- * each optimized at the -O level; the output does not depend on the
- * threads' timing. */
+ * Keeps: the same functions and symbols, each optimized at the -O level;
+ * the output does not depend on the threads' timing. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cg_internal.h"
@@ -272,33 +274,53 @@ static void keep_half(LLVMModuleRef mod, const Plan *p, bool second) {
   free(drop);
 }
 
-/* The second half, on its own thread and context. */
-typedef struct Second {
+/* An LLVM error as a message of ours (NULL: none). */
+static char *message_of(LLVMErrorRef e) {
+  if (!e)
+    return NULL;
+  char *msg = LLVMGetErrorMessage(e), *r = xstrdup(msg);
+  LLVMDisposeErrorMessage(msg);
+  return r;
+}
+
+/* The second half, on its own thread and context: optimized, its bitcode
+ * kept (to link back), and when asked compiled to an object there too. */
+struct CgSecond {
+  Plan plan;
+  LLVMMemoryBufferRef whole; /* the whole module, exposed (read by the thread) */
   const char *bc;
   size_t len;
-  const Plan *plan;
+  pthread_t thread;
+  bool running;
   LLVMTargetMachineRef tm;
   int level;
-  LLVMMemoryBufferRef out; /* its optimized bitcode */
+  bool object;
+  LLVMMemoryBufferRef out, obj; /* its optimized bitcode, its object */
   char *err;
-} Second;
+};
 
 static void *optimize_second(void *arg) {
-  Second *s = arg;
+  CgSecond *s = arg;
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRange(s->bc, s->len, "second", 0);
   LLVMModuleRef mod;
   if (LLVMParseBitcodeInContext2(ctx, in, &mod)) {
     s->err = xstrdup("cannot read the module back");
   } else {
-    keep_half(mod, s->plan, true);
-    LLVMErrorRef e = run_pipeline(mod, s->tm, s->level, NULL);
-    if (e) {
-      char *msg = LLVMGetErrorMessage(e);
-      s->err = xstrdup(msg);
-      LLVMDisposeErrorMessage(msg);
-    } else {
+    keep_half(mod, &s->plan, true);
+    s->err = message_of(run_pipeline(mod, s->tm, s->level, NULL));
+    if (!s->err)
       s->out = LLVMWriteBitcodeToMemoryBuffer(mod);
+    if (!s->err && s->object) {
+      Cg g = {0};
+      g.ctx = ctx;
+      for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+        if (!LLVMIsDeclaration(fn))
+          cg_split_blocks(&g, fn);
+      char *msg = NULL;
+      if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMObjectFile, &msg, &s->obj))
+        s->obj = NULL; /* the caller compiles the module whole */
+      LLVMDisposeMessage(msg);
     }
     LLVMDisposeModule(mod);
   }
@@ -376,56 +398,93 @@ static void move_to_end(LLVMModuleRef mod, LLVMValueRef fn) {
   LLVMDeleteFunction(fn);
 }
 
-/* An LLVM error as a message of ours (NULL: none). */
-static char *message_of(LLVMErrorRef e) {
-  if (!e)
-    return NULL;
-  char *msg = LLVMGetErrorMessage(e), *r = xstrdup(msg);
-  LLVMDisposeErrorMessage(msg);
-  return r;
+
+/* Waits for the second half's thread; then its error, if any, is s->err. */
+static void wait_second(CgSecond *s) {
+  if (s->running)
+    pthread_join(s->thread, NULL);
+  s->running = false;
+  if (s->whole)
+    LLVMDisposeMemoryBuffer(s->whole);
+  s->whole = NULL;
 }
 
 char *cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, LLVMTargetMachineRef tm2,
-                  const CgOptions *o) {
-  Plan p = {0};
-  if (o->opt_level == 0 || o->debug || !tm2 || !two_cores() || !plan_split(mod, &p)) {
-    free_plan(&p);
+                  const CgOptions *o, CgSecond **halves) {
+  CgSecond *s = xmalloc(sizeof *s);
+  memset(s, 0, sizeof *s);
+  if (halves)
+    *halves = NULL;
+  s->tm = tm2; /* ours now */
+  if (o->opt_level == 0 || o->debug || !tm2 || !two_cores() || !plan_split(mod, &s->plan)) {
+    cg_second_free(s);
     return message_of(run_pipeline(mod, tm, o->opt_level, NULL));
   }
-  expose_locals(mod, &p);
-  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(mod);
-  Second s = {LLVMGetBufferStart(bc), LLVMGetBufferSize(bc), &p, tm2, o->opt_level, NULL, NULL};
-  pthread_t th;
-  bool threaded = pthread_create(&th, NULL, optimize_second, &s) == 0;
-  if (!threaded)
-    optimize_second(&s);
-  keep_half(mod, &p, false);
+  expose_locals(mod, &s->plan);
+  s->whole = LLVMWriteBitcodeToMemoryBuffer(mod);
+  s->bc = LLVMGetBufferStart(s->whole);
+  s->len = LLVMGetBufferSize(s->whole);
+  s->level = o->opt_level;
+  s->object = halves != NULL;
+  s->running = pthread_create(&s->thread, NULL, optimize_second, s) == 0;
+  if (!s->running)
+    optimize_second(s);
+  keep_half(mod, &s->plan, false);
   char *err = message_of(run_pipeline(mod, tm, o->opt_level, NULL));
-  if (threaded)
-    pthread_join(th, NULL);
-  LLVMDisposeMemoryBuffer(bc);
-  if (!err)
-    err = s.err, s.err = NULL;
-  LLVMModuleRef second;
-  if (!err && (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), s.out, &second) ||
-               LLVMLinkModules2(mod, second)))
-    err = xstrdup("cannot link the module's halves");
-  if (!err) {
-    /* the functions in the order they had (the second half's are where
-     * the linker put them) */
-    for (int k = 0; k < p.norder; k++) {
-      LLVMValueRef fn = LLVMGetNamedFunction(mod, p.order[k]);
-      if (fn && !LLVMIsDeclaration(fn))
-        move_to_end(mod, fn);
-    }
-    restore_locals(mod, &p);
-    /* what both halves inlined everywhere is dead now that it is internal;
-     * constants both made (function names of messages) are one again */
-    err = message_of(run_pipeline(mod, tm, o->opt_level, "globaldce,constmerge"));
+  if (!err && halves) {
+    *halves = s; /* still running, maybe: the caller compiles the first half meanwhile */
+    return NULL;
   }
-  free(s.err);
-  if (s.out)
-    LLVMDisposeMemoryBuffer(s.out);
-  free_plan(&p);
+  wait_second(s);
+  if (!err)
+    err = cg_second_link(mod, s, tm, o);
+  cg_second_free(s);
   return err;
+}
+
+char *cg_second_link(LLVMModuleRef mod, CgSecond *s, LLVMTargetMachineRef tm, const CgOptions *o) {
+  wait_second(s);
+  if (s->err) {
+    char *err = s->err;
+    s->err = NULL;
+    return err;
+  }
+  LLVMModuleRef second;
+  if (!s->out || LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), s->out, &second) ||
+      LLVMLinkModules2(mod, second))
+    return xstrdup("cannot link the module's halves");
+  /* the functions in the order they had (the second half's are where the
+   * linker put them) */
+  for (int k = 0; k < s->plan.norder; k++) {
+    LLVMValueRef fn = LLVMGetNamedFunction(mod, s->plan.order[k]);
+    if (fn && !LLVMIsDeclaration(fn))
+      move_to_end(mod, fn);
+  }
+  restore_locals(mod, &s->plan);
+  /* what both halves inlined everywhere is dead now that it is internal;
+   * constants both made (function names of messages) are one again */
+  return message_of(run_pipeline(mod, tm, o->opt_level, "globaldce,constmerge"));
+}
+
+bool cg_second_merge(CgSecond *s, const char *obj, size_t len, char **out, size_t *outlen) {
+  wait_second(s);
+  if (!s->obj)
+    return false;
+  return cg_elf_merge(obj, len, LLVMGetBufferStart(s->obj), LLVMGetBufferSize(s->obj),
+                      (const char *const *)s->plan.local, s->plan.nlocal, out, outlen);
+}
+
+void cg_second_free(CgSecond *s) {
+  if (!s)
+    return;
+  wait_second(s);
+  if (s->tm)
+    LLVMDisposeTargetMachine(s->tm);
+  free_plan(&s->plan);
+  free(s->err);
+  if (s->out)
+    LLVMDisposeMemoryBuffer(s->out);
+  if (s->obj)
+    LLVMDisposeMemoryBuffer(s->obj);
+  free(s);
 }
