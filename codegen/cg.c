@@ -152,9 +152,7 @@ static int build(Module *m, const char *module_name, const CgOptions *o, LLVMCon
     free(msg);
     goto out;
   }
-  for (LLVMValueRef fn = LLVMGetFirstFunction(g.mod); fn; fn = LLVMGetNextFunction(fn))
-    if (!LLVMIsDeclaration(fn))
-      cg_split_blocks(&g, fn);
+  cg_split_blocks(g.mod);
   rc = 0;
 out:
   free(g.math_used);
@@ -179,35 +177,14 @@ int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContext
   return build(m, module_name, o, ctx, mod_out, tm_out, NULL);
 }
 
-/* The object of a module optimized in halves: the first half's, compiled
- * here while the second's was on its thread, and the second's, made one
- * (cg_elf.c); or if that fails, the halves linked and compiled whole. */
-static int emit_halves(LLVMModuleRef mod, LLVMTargetMachineRef tm, CgSecond *second,
-                       const CgOptions *o, char **data, size_t *len) {
+/* The module compiled to an object or assembly, in *data (malloc'd). */
+static int emit_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMCodeGenFileType kind,
+                     char **data, size_t *len) {
   char *err = NULL;
   LLVMMemoryBufferRef buf;
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &buf) == 0) {
-    bool merged = cg_second_merge(second, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), data, len);
-    LLVMDisposeMemoryBuffer(buf);
-    if (merged)
-      return 0;
-  }
-  LLVMDisposeMessage(err);
-  err = cg_second_link(mod, second, tm, o);
-  if (err) {
-    fprintf(stderr, "sgc: internal error: LLVM passes failed: %s\n", err);
-    free(err);
-    return 1;
-  }
-  Cg g = {0};
-  g.ctx = LLVMGetModuleContext(mod);
-  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
-    if (!LLVMIsDeclaration(fn))
-      cg_split_blocks(&g, fn);
-  char *msg = NULL;
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &buf)) {
-    fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", msg);
-    LLVMDisposeMessage(msg);
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, kind, &err, &buf)) {
+    fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", err);
+    LLVMDisposeMessage(err);
     return 1;
   }
   *len = LLVMGetBufferSize(buf);
@@ -215,6 +192,29 @@ static int emit_halves(LLVMModuleRef mod, LLVMTargetMachineRef tm, CgSecond *sec
   memcpy(*data, LLVMGetBufferStart(buf), *len);
   LLVMDisposeMemoryBuffer(buf);
   return 0;
+}
+
+/* The object of a module optimized in halves: the first half's, compiled
+ * here while the second's was on its thread, and the second's, made one
+ * (cg_elf.c); or if that fails, the halves linked and compiled whole. */
+static int emit_halves(LLVMModuleRef mod, LLVMTargetMachineRef tm, CgSecond *second,
+                       const CgOptions *o, char **data, size_t *len) {
+  char *first;
+  size_t nfirst;
+  if (emit_code(tm, mod, LLVMObjectFile, &first, &nfirst))
+    return 1;
+  bool merged = cg_second_merge(second, first, nfirst, data, len);
+  free(first);
+  if (merged)
+    return 0;
+  char *err = cg_second_link(mod, second, tm, o);
+  if (err) {
+    fprintf(stderr, "sgc: internal error: LLVM passes failed: %s\n", err);
+    free(err);
+    return 1;
+  }
+  cg_split_blocks(mod);
+  return emit_code(tm, mod, LLVMObjectFile, data, len);
 }
 
 /* The bytes go back to the driver, which writes them with its own checks
@@ -231,36 +231,19 @@ int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data,
     LLVMContextDispose(ctx);
     return 1;
   }
-  int rc = 1;
-  char *err = NULL;
+  int rc = 0;
   if (second) {
     rc = emit_halves(mod, tm, second, o, data, len);
     cg_second_free(second);
-    goto done;
-  }
-  if (o->emit_llvm) {
+  } else if (o->emit_llvm) {
     char *text = LLVMPrintModuleToString(mod);
     *len = strlen(text);
     *data = xmalloc(*len + 1);
     memcpy(*data, text, *len + 1);
     LLVMDisposeMessage(text);
   } else {
-    LLVMMemoryBufferRef buf;
-    if (LLVMTargetMachineEmitToMemoryBuffer(
-            tm, mod, o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, &err, &buf)) {
-      fprintf(stderr, "sgc: internal error: LLVM code generation failed: %s\n", err);
-      goto out;
-    }
-    *len = LLVMGetBufferSize(buf);
-    *data = xmalloc(*len + 1);
-    memcpy(*data, LLVMGetBufferStart(buf), *len);
-    LLVMDisposeMemoryBuffer(buf);
+    rc = emit_code(tm, mod, o->emit_asm ? LLVMAssemblyFile : LLVMObjectFile, data, len);
   }
-  rc = 0;
-out:
-  if (err)
-    LLVMDisposeMessage(err);
-done:
   LLVMDisposeTargetMachine(tm);
   LLVMDisposeModule(mod);
   LLVMContextDispose(ctx);

@@ -406,8 +406,8 @@ int cg_func_syms(Module *m, Function *f, int *out);
 /* Move pieces of a big function body into noinline functions of their own,
  * so that LLVM's superlinear passes see only small functions. */
 void cg_split_function(Cg *g, LLVMValueRef fn);
-/* After the optimizer: cut long straight-line blocks, which the code
- * generator's schedulers handle in quadratic time. */
-void cg_split_blocks(Cg *g, LLVMValueRef fn);
+/* After the optimizer: cut every function's long straight-line blocks,
+ * which the code generator's schedulers handle in quadratic time. */
+void cg_split_blocks(LLVMModuleRef mod);
 
 #endif

@@ -312,11 +312,7 @@ static void *optimize_second(void *arg) {
     if (!s->err)
       s->out = LLVMWriteBitcodeToMemoryBuffer(mod);
     if (!s->err && s->object) {
-      Cg g = {0};
-      g.ctx = ctx;
-      for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
-        if (!LLVMIsDeclaration(fn))
-          cg_split_blocks(&g, fn);
+      cg_split_blocks(mod);
       char *msg = NULL;
       if (LLVMTargetMachineEmitToMemoryBuffer(s->tm, mod, LLVMObjectFile, &msg, &s->obj))
         s->obj = NULL; /* the caller compiles the module whole */

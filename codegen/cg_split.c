@@ -645,8 +645,8 @@ static void rename_incoming(LLVMBuilderRef b, LLVMBasicBlockRef succ, LLVMBasicB
   }
 }
 
-void cg_split_blocks(Cg *g, LLVMValueRef fn) {
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+static void split_blocks(LLVMContextRef ctx, LLVMValueRef fn) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
   LLVMValueRef *cuts = NULL;
   int cap = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
@@ -675,8 +675,8 @@ void cg_split_blocks(Cg *g, LLVMValueRef fn) {
     LLVMBasicBlockRef last = NULL;
     for (int c = ncut - 1; c >= 0; c--) {
       LLVMBasicBlockRef after = LLVMGetNextBasicBlock(bb);
-      LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(g->ctx, after, "cont")
-                                     : LLVMAppendBasicBlockInContext(g->ctx, fn, "cont");
+      LLVMBasicBlockRef rest = after ? LLVMInsertBasicBlockInContext(ctx, after, "cont")
+                                     : LLVMAppendBasicBlockInContext(ctx, fn, "cont");
       if (!last)
         last = rest;
       LLVMPositionBuilderAtEnd(b, rest);
@@ -695,4 +695,11 @@ void cg_split_blocks(Cg *g, LLVMValueRef fn) {
   }
   free(cuts);
   LLVMDisposeBuilder(b);
+}
+
+void cg_split_blocks(LLVMModuleRef mod) {
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+    if (!LLVMIsDeclaration(fn))
+      split_blocks(ctx, fn);
 }
