@@ -8,7 +8,7 @@
  *
  *   for each chunk of rows (the thread pool's, a fixed split):
  *     zero this chunk's partial of d_v
- *     for each block of R rows (R * d elements of M: 16 KB, in L1):
+ *     for each block of R rows (R * d elements of M: 8 KB, in L1):
  *       z[block] = M[block] @ v           (sg_rt_gemv_rows)
  *       the group's loop over the block   (g[block], the loss's sums ...)
  *       partial += M[block]^T g[block]    (sg_rt_gemv_acc: M read from L1)
@@ -37,7 +37,10 @@
 
 enum {
   PAIR_MAX_CHUNKS = 64,      /* partials of d_v at most, per pair */
-  PAIR_BLOCK_BYTES = 16384,  /* of M per block of rows */
+  /* of M per block of rows: with the next block, prefetched meanwhile, it
+   * must stay in L1 (32 KB here; 16 KB blocks thrashed it: W2 1.14x
+   * slower) */
+  PAIR_BLOCK_BYTES = 8192,
   PAIR_MIN_ROWS = 16,
   PAIR_MAX_ROWS = 1024,
 };

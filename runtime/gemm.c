@@ -252,8 +252,9 @@ static TGT inline double hsum256_pd(__m256d v) {
  * halving tree (lane i + lane i+8, then i + i+4, i + i+2, i + i+1), each
  * stage adding two rows' halves in one instruction. After the last stage
  * lane L holds row (0,2,1,3, 8,10,9,11, 4,6,5,7, 12,14,13,15)[L]; that
- * permutation is its own inverse. */
-static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
+ * permutation is its own inverse. plus0: add +0 to each sum at the end
+ * (turning -0 into +0, nothing else), for dot_rows1. */
+static TGT inline void hsum16_rows_ps(const __m512 *s, float *out, int plus0) {
   __m512 u[8], t[4], w[2];
   for (int r = 0; r < 8; r++)
     u[r] = _mm512_add_ps(_mm512_shuffle_f32x4(s[r], s[r + 8], 0x44),
@@ -265,10 +266,13 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
     w[r] = _mm512_add_ps(_mm512_shuffle_ps(t[r], t[r + 2], 0x44),
                          _mm512_shuffle_ps(t[r], t[r + 2], 0xEE));
   __m512 f = _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
+  if (plus0)
+    f = _mm512_add_ps(f, _mm512_setzero_ps());
   __m512i idx = _mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15);
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, f));
 }
-#define VHSUM_ROWS(s, out) hsum16_rows_ps(s, out)
+#define VHSUM_ROWS(s, out) hsum16_rows_ps(s, out, 0)
+#define VHSUM_ROWS_PLUS0(s, out) hsum16_rows_ps(s, out, 1)
 #define T float
 #define V __m512
 #define VL 16
@@ -277,6 +281,7 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out) {
 #define SFX f32_avx512
 #include "gemm_tmpl.h"
 #undef VHSUM_ROWS
+#undef VHSUM_ROWS_PLUS0
 #undef T
 #undef V
 #undef VL
