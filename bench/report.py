@@ -440,9 +440,10 @@ def main():
             table.append(line)
         print_table(head, table)
         print("%%bw: bytes the minimal algorithm moves (W2: x and y once; W3: z and y "
-              "twice, dz once) over the bandwidth bound measured in the same run "
-              "(%.1f GB/s: the better of reading two arrays with the widest vectors and a "
-              "triad counting the bytes it moves), divided by the time. faults/call: minor page faults per "
+              "twice, dz once) over the bandwidth bound, divided by the time: per timed round, "
+              "against the bound measured beside it (the better of two reads of two arrays "
+              "with the widest vectors; median %.1f GB/s), the median of the rounds. "
+              "faults/call: minor page faults per "
               "call after warm-up (getrusage). grad/fwd: sgc's gradient over sgc's "
               "forward function." % wrows[0]["bw"])
     for n in notes:
