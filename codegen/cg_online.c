@@ -7,19 +7,19 @@
  * -- computed in ONE pass over memory instead of a pass for the max and
  * one for the sums, the way an expert writes it ("online softmax"): the
  * operand is cut into blocks of ONLINE_BLOCK elements that stay in cache;
- * for each block, its max bm (a loop over the block), then the block's sums
- * with bm in place of m (a second loop over the block, from cache), then
- * the block's partial sums are rescaled into running totals exactly as the
- * algebra says:
+ * for each block, one loop takes the block's sums with a shift s in place
+ * of m (the max of the blocks before it; see blocks) and the block's max
+ * bm, then the block's partial sums are rescaled into running totals
+ * exactly as the algebra says:
  *
  *   EXP  a sum of terms c * exp(x - m) (c not depending on m):
- *        sum_block(m') = sum_block(bm) * exp(bm - m')
+ *        sum_block(m') = sum_block(s) * exp(s - m')
  *   LIN  a sum of terms c * (x - m):
- *        sum_block(m') = sum_block(bm) + (bm - m') * sum_block(c)
+ *        sum_block(m') = sum_block(s) + (s - m') * sum_block(c)
  *        (sum_block(c) is the summand evaluated with x - m replaced by 1)
  *   PLAIN a sum not depending on m: added as it is.
  *
- * Each (x - bm) is computed directly (never sum(y*x) - m*sum(y), which
+ * Each (x - s) is computed directly (never sum(y*x) - m*sum(y), which
  * cancels). A block's partial sums accumulate in the element type (several
  * reassociated lanes, as every sum); the running totals are kept in f64, so
  * an f32 sum is a blocked sum of at most ONLINE_BLOCK terms per partial,
@@ -54,7 +54,7 @@
 #include "cg_math.h"
 
 /* (ONLINE_ROW_MIN, cg_internal.h, is two blocks.) */
-enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16 };
+enum { ONLINE_BLOCK = 4096, ONLINE_MAX_MEMBERS = 16, ONLINE_SLACK = 2 };
 
 /* Member kinds (Slot.okind); the max itself is OK_MAX. */
 enum { OK_FAIL = -1, OK_PLAIN, OK_EXP, OK_LIN, OK_MAX };
@@ -291,6 +291,10 @@ static LLVMValueRef fconst(LLVMTypeRef t, double x) { return LLVMConstReal(t, x)
 
 static LLVMValueRef load(Cg *g, LLVMTypeRef t, LLVMValueRef p) { return LLVMBuildLoad2(g->b, t, p, ""); }
 
+static LLVMValueRef smin(Cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
 static LLVMValueRef fcmp(Cg *g, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildFCmp(g->b, p, a, b, "");
 }
@@ -397,12 +401,10 @@ static Idx position(Body *B, Online *o, const Inst *v, LLVMValueRef lin) {
   return x;
 }
 
-/* One block [i0, i0 + len): its max, its sums, merged into st -- or, with
- * st NULL (the block is everything), stored as the results. */
-static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef len) {
+/* The max of x over [i0, i0 + len). */
+static LLVMValueRef block_max(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len) {
   Cg *g = B->g;
   const Inst *x = o->m->args[0];
-  Slot *ms = cg_slot(B, o->m);
   CgAcc bm;
   cg_acc_init(B, &bm, OP_max, o->t);
   void *L;
@@ -412,18 +414,28 @@ static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef l
   cg_loop_end(B, L);
   LLVMValueRef bmv = cg_acc_value(g, &bm);
   LLVMSetValueName2(bmv, "bmax", 4);
-  LLVMValueRef sh = LLVMBuildSelect(g->b, fcmp(g, LLVMRealOEQ, bmv, fconst(o->t, -__builtin_inf())),
-                                    fconst(o->t, 0), bmv, "shift");
-  LLVMValueRef acc[ONLINE_MAX_MEMBERS], cacc[ONLINE_MAX_MEMBERS];
+  return bmv;
+}
+
+/* acc[k] (and cacc[k]) = the block's sums, shifted by sh: one loop over
+ * [i0, i0 + len), which with bm also takes the block's max. */
+static void block_sums(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len, LLVMValueRef sh,
+                       LLVMValueRef *acc, LLVMValueRef *cacc, CgAcc *bm) {
+  Cg *g = B->g;
+  const Inst *x = o->m->args[0];
+  Slot *ms = cg_slot(B, o->m);
   for (int k = 0; k < o->nmem; k++) {
-    acc[k] = cg_entry_alloca(B, o->t);
-    cacc[k] = cg_entry_alloca(B, o->t);
     LLVMBuildStore(g->b, fconst(o->t, 0), acc[k]);
     LLVMBuildStore(g->b, fconst(o->t, 0), cacc[k]);
   }
   LLVMValueRef saved = ms->scalar;
   ms->scalar = sh;
-  j = cg_loop_begin(B, len, &L);
+  void *L;
+  LLVMValueRef j = cg_loop_begin(B, len, &L);
+  if (bm) {
+    Idx ix = position(B, o, x, LLVMBuildNSWAdd(g->b, i0, j, ""));
+    cg_acc_add(g, bm, cg_eval(B, x, &ix));
+  }
   for (int k = 0; k < o->nmem; k++) {
     const Inst *e = o->mem[k]->args[0];
     Idx y = position(B, o, e, LLVMBuildNSWAdd(g->b, i0, j, ""));
@@ -437,16 +449,39 @@ static void block(Body *B, Online *o, State *st, LLVMValueRef i0, LLVMValueRef l
   }
   cg_loop_end(B, L);
   ms->scalar = saved;
-  LLVMValueRef v[ONLINE_MAX_MEMBERS], c[ONLINE_MAX_MEMBERS];
+}
+
+/* A block shifts by its max, except an all -inf one (by 0). */
+static LLVMValueRef shift_of_max(Cg *g, Online *o, LLVMValueRef m) {
+  return LLVMBuildSelect(g->b, fcmp(g, LLVMRealOEQ, m, fconst(o->t, -__builtin_inf())),
+                         fconst(o->t, 0), m, "shift");
+}
+
+static void sums_allocas(Body *B, Online *o, LLVMValueRef *acc, LLVMValueRef *cacc) {
+  for (int k = 0; k < o->nmem; k++) {
+    acc[k] = cg_entry_alloca(B, o->t);
+    cacc[k] = cg_entry_alloca(B, o->t);
+  }
+}
+
+static void load_sums(Cg *g, Online *o, LLVMValueRef *acc, LLVMValueRef *cacc, LLVMValueRef *v,
+                      LLVMValueRef *c) {
   for (int k = 0; k < o->nmem; k++) {
     v[k] = to_d(o, g, load(g, o->t, acc[k]));
     c[k] = to_d(o, g, load(g, o->t, cacc[k]));
   }
-  if (st) {
-    merge(B, o, st, bmv, sh, v, c);
-    return;
-  }
-  LLVMBuildStore(g->b, bmv, o->fin_m);
+}
+
+/* The whole range [0, len) as one block: its max, then its sums shifted
+ * by it, stored as the results. */
+static void one_block(Body *B, Online *o, LLVMValueRef len) {
+  Cg *g = B->g;
+  LLVMValueRef acc[ONLINE_MAX_MEMBERS], cacc[ONLINE_MAX_MEMBERS], v[ONLINE_MAX_MEMBERS], c[ONLINE_MAX_MEMBERS];
+  sums_allocas(B, o, acc, cacc);
+  LLVMValueRef bm = block_max(B, o, i64c(g, 0), len);
+  block_sums(B, o, i64c(g, 0), len, shift_of_max(g, o, bm), acc, cacc, NULL);
+  load_sums(g, o, acc, cacc, v, c);
+  LLVMBuildStore(g->b, bm, o->fin_m);
   for (int k = 0; k < o->nmem; k++)
     LLVMBuildStore(g->b, v[k], o->fin_v[k]);
 }
@@ -465,18 +500,55 @@ static void store_state(Cg *g, Online *o, State *st, LLVMValueRef m, LLVMValueRe
   }
 }
 
-/* The blocks of [lo, hi) in order. */
+/* The blocks of [lo, hi) in order, merged into st, in ONE loop per block:
+ * its sums shifted by the running max of the blocks before it (the first
+ * block's own max, from a loop of its own), its max taken alongside. Two
+ * loops per block (the max alone, then the sums from cache) left memory
+ * streaming one array at a time, and idle while the sums computed: W3's
+ * pass ran at half the bandwidth. The shift only has to keep the terms
+ * finite and accurate: a block whose max exceeds it by more than
+ * ONLINE_SLACK (growing data; an inf too, which then gives NaN as
+ * before; a NaN compares false, and its sums are NaN whatever the shift)
+ * is summed again from cache, shifted by its own max; each such block
+ * raises the running max by more than the slack, so there are at most
+ * (max - first block's max) / ONLINE_SLACK of them per chunk. Within the
+ * slack, a term's exp(x - shift) is at most e^2 and its argument's
+ * rounding error at most 2 ulp of 1 larger than with the block's max. */
 static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef hi) {
   Cg *g = B->g;
+  LLVMValueRef bl = i64c(g, ONLINE_BLOCK);
   LLVMValueRef len = LLVMBuildNSWSub(g->b, hi, lo, "");
-  LLVMValueRef nb = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, len, i64c(g, ONLINE_BLOCK - 1), ""),
-                                  i64c(g, ONLINE_BLOCK), "");
+  LLVMValueRef nb = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, len, i64c(g, ONLINE_BLOCK - 1), ""), bl, "");
+  LLVMValueRef acc[ONLINE_MAX_MEMBERS], cacc[ONLINE_MAX_MEMBERS], v[ONLINE_MAX_MEMBERS], c[ONLINE_MAX_MEMBERS];
+  sums_allocas(B, o, acc, cacc);
+  LLVMValueRef used = cg_entry_alloca(B, o->t);  /* the shift the sums took */
+  LLVMValueRef prev = cg_entry_alloca(B, o->t);  /* the max so far */
+  LLVMBuildStore(g->b, block_max(B, o, lo, smin(g, len, bl)), prev);
   void *L;
   LLVMValueRef b = cg_loop_begin(B, nb, &L);
-  LLVMValueRef i0 = LLVMBuildNSWAdd(g->b, lo, LLVMBuildNSWMul(g->b, b, i64c(g, ONLINE_BLOCK), ""), "");
-  LLVMValueRef rest = LLVMBuildNSWSub(g->b, hi, i0, "");
-  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSLT, rest, i64c(g, ONLINE_BLOCK), "");
-  block(B, o, st, i0, LLVMBuildSelect(g->b, full, rest, i64c(g, ONLINE_BLOCK), ""));
+  LLVMValueRef i0 = LLVMBuildNSWAdd(g->b, lo, LLVMBuildNSWMul(g->b, b, bl, ""), "");
+  LLVMValueRef blen = smin(g, LLVMBuildNSWSub(g->b, hi, i0, ""), bl);
+  LLVMValueRef sofar = load(g, o->t, prev);
+  LLVMSetValueName2(sofar, "sofar", 5);
+  LLVMValueRef sh = shift_of_max(g, o, sofar);
+  LLVMBuildStore(g->b, sh, used);
+  CgAcc bm;
+  cg_acc_init(B, &bm, OP_max, o->t);
+  block_sums(B, o, i0, blen, sh, acc, cacc, &bm);
+  LLVMValueRef bmv = cg_acc_value(g, &bm);
+  LLVMSetValueName2(bmv, "bmax", 4);
+  LLVMBasicBlockRef redo = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "redo");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "merge");
+  LLVMValueRef over = fcmp(g, LLVMRealOGT, bmv, LLVMBuildFAdd(g->b, sh, fconst(o->t, ONLINE_SLACK), ""));
+  LLVMBuildCondBr(g->b, over, redo, join);
+  LLVMPositionBuilderAtEnd(g->b, redo);
+  LLVMBuildStore(g->b, bmv, used);
+  block_sums(B, o, i0, blen, bmv, acc, cacc, NULL);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, join);
+  load_sums(g, o, acc, cacc, v, c);
+  merge(B, o, st, bmv, load(g, o->t, used), v, c);
+  LLVMBuildStore(g->b, load(g, o->t, st->m), prev);
   cg_loop_end(B, L);
 }
 
@@ -485,7 +557,7 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
 static void online_version(Body *B, Online *o, LLVMValueRef n, bool on) {
   Cg *g = B->g;
   if (!on) { /* a call within one block (a 10-element softmax): no merging */
-    block(B, o, NULL, i64c(g, 0), n);
+    one_block(B, o, n);
     return;
   }
   Par par;

@@ -274,6 +274,33 @@ int main(int argc, char **argv) {
     free(o2.data);
   }
 
+  /* growing data: each block's max above the shift its sums take (the
+   * max of the blocks before it) by far more than the slack of 2 (summed
+   * again, shifted by its own max: else e^100 overflows the f32 sums),
+   * then by less (kept): the values as the plain formula, the f32 loss as
+   * the f64 formula */
+  for (int pass = 0; pass < 2 && N > 4096; pass++) {
+    double per_block = pass ? 1.5 : 100;
+    for (int64_t i = 0; i < N; i++)
+      ((double *)z.data)[i] = -20 + per_block * (double)i / 4096;
+    CHECK_CLOSE(xent_loss(), xent_ref(z.data, y.data, N), 1e-11);
+    CHECK_EQ_INT(shapes(&z, &y, &out), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), shapes_ref(z.data, y.data, N), 1e-11);
+    double *Z = malloc(sizeof(double) * (size_t)N), *Y = malloc(sizeof(double) * (size_t)N);
+    sgt_copy(&z32, &z);
+    for (int64_t i = 0; i < N; i++) {
+      Z[i] = sgt_get(&z32, i);
+      Y[i] = sgt_get(&y32, i);
+    }
+    CHECK_EQ_INT(xent(&z32, &y32, &out32), SG_OK);
+    CHECK_CLOSE(sgt_get(&out32, 0), xent_ref(Z, Y, N), 2e-6);
+    free(Z);
+    free(Y);
+    printf("ok: growing by %g a block as the plain formula\n", per_block);
+  }
+  if (N > 4096)
+    sgt_fill(&z, -8, 30);
+
   /* non-finite inputs */
   double *Z = z.data;
   if (N > 4096) {
