@@ -84,13 +84,7 @@ static void store_elem(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LL
 
 /* ---- loops ---- */
 
-typedef struct Loop {
-  LLVMBasicBlockRef header, exit;
-  LLVMValueRef iv;
-  bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
-  bool once;       /* [0, 1): no loop, the body runs once at index 0 */
-  bool whole;      /* a multiple of 16 iterations (nest_split): not interleaved */
-} Loop;
+typedef CgLoop Loop;
 
 /* A loop over [lo, hi); returns its index. Scalars are loops over
  * [0, 1), and a long chain of them (`x ** x ** ...`) would be thousands of
@@ -563,6 +557,9 @@ static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
 
 LLVMValueRef cg_eval(Body *B, const Inst *v, Idx *x) { return eval(B, v, x); }
 bool cg_flat_ok(Body *B, const Inst *v) { return flat_ok(B, v); }
+bool cg_flat_def_ok(Body *B, const Inst *v) { return flat_def_ok(B, v); }
+LLVMValueRef cg_loop_range(Body *B, LLVMValueRef lo, LLVMValueRef hi, CgLoop *L) { return loop_range(B, lo, hi, L); }
+void cg_loop_close(Body *B, CgLoop *L) { loop_close(B, L); }
 LLVMValueRef cg_eval_def(Body *B, const Inst *v, Idx *x) { return eval_def(B, v, x); }
 LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return mul64(g, a, b); }
@@ -699,308 +696,14 @@ static void plan(Body *B, int n) {
   cg_inplace_plan(B, n);
 }
 
-/* ---- loop groups ----
- *
- * Consecutive values with memory that are computed by flat loops over the
- * same number of elements (elementwise values, and reductions over all
- * axes of such an operand) share one loop: each member's element is
- * computed once per iteration and later members read it from a register.
- * A member read by nothing outside its group needs no memory at all. So
- * the forward values the adjoint reuses (tanh, sigmoid...) and the loss's
- * sum come out of the same pass as the gradient, as a hand-written loop
- * would have it. A member may not read a reduction of its own group (that
- * is only known after the loop). */
-
-static bool flat_member(Body *B, const Inst *i, const Type **space) {
-  if (slot(B, i)->by_products || slot(B, i)->inplace_of)
-    return false;
-  if (ir_ops[i->op].shape == SH_REDUCE) {
-    if (i->type.rank != 0 || !flat_ok(B, i->args[0]))
-      return false;
-    *space = &i->args[0]->type;
-    return true;
-  }
-  if (!(ir_ops[i->op].flags & F_ELEM) || !flat_def_ok(B, i))
-    return false;
-  *space = &i->type;
-  return true;
-}
-
-bool cg_flat_member(Body *B, const Inst *i, const Type **space) { return flat_member(B, i, space); }
-
-/* Does v (computed in the current iteration) read a reduction of group g? */
-static bool reads_group_reduction(Body *B, const Inst *v, int g) {
-  for (int k = 0; k < v->nargs; k++) {
-    const Inst *a = v->args[k];
-    Slot *s = slot(B, a);
-    if (s->group == g && ir_ops[a->op].shape == SH_REDUCE)
-      return true;
-    if (!s->has_buf && reads_group_reduction(B, a, g))
-      return true;
-  }
-  return false;
-}
-
-/* Is every read of v inside group g (through values computed where used)? */
-static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
-  PtrVec *us = &users[v->id];
-  for (int k = 0; k < us->len; k++) {
-    const Inst *u = us->data[k];
-    Slot *s = slot(B, u);
-    /* a value yielded by a region (nuses counts yields) escapes the group */
-    if (!s->has_buf && u->nuses != users[u->id].len)
-      return false;
-    if (s->has_buf ? s->group != g : !only_read_in_group(B, u, g, users))
-      return false;
-  }
-  return true;
-}
-
-/* Is v's value at hand where `head` is emitted? */
-static bool ready_before(Body *B, const Inst *v, const Inst *head) {
-  if (v->op == OP_param || v->op == OP_arg || v->parent != head->parent)
-    return true;
-  if (slot(B, v)->has_buf)
-    return v->id < head->id;
-  for (int k = 0; k < v->nargs; k++)
-    if (!ready_before(B, v->args[k], head))
-      return false;
-  return true;
-}
-
-/* Groups never span a region op: a block's groups are formed apart. At most
- * MAX_MEMBERS per group (each at most MAX_FUSED operations): one loop body
- * stays small enough for LLVM's per-block passes. */
-static void group_block(Body *B, Inst *first) {
-  enum { MAX_MEMBERS = 16 };
-  int g = -1, members = 0;
-  const Type *space = NULL;
-  Slot *head = NULL; /* the current group's first member */
-  Inst *head_inst = NULL;
-  for (Inst *i = first; i; i = i->next) {
-    Slot *s = slot(B, i);
-    if (i->nregions) {
-      for (int r = 0; r < i->nregions; r++)
-        group_block(B, i->regions[r].first);
-      g = -1;
-      continue;
-    }
-    if (!s->has_buf)
-      continue;
-    if (s->rows >= 0 || s->online >= 0) { /* a row or online group's */
-      g = -1;
-      continue;
-    }
-    /* a view among the members is made before the group's loop */
-    if (s->view && g >= 0 && ready_before(B, i->args[0], head_inst) &&
-        ready_before(B, i->args[1], head_inst))
-      continue;
-    const Type *sp;
-    bool member = flat_member(B, i, &sp);
-    if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
-        !reads_group_reduction(B, i, g)) {
-      s->group = g;
-      head->group_last = i;
-      members++;
-      continue;
-    }
-    g = member ? i->id : -1;
-    members = 1;
-    space = member ? sp : NULL;
-    s->group = g;
-    head = s;
-    head_inst = i;
-    s->group_last = i;
-  }
-}
-
-static void form_groups(Body *B, int n) {
-  Function *f = B->f;
-  group_block(B, f->first);
-  /* groups of one member stay plain loops */
-  int *count = xmalloc(sizeof(int) * (size_t)(n + 1));
-  memset(count, 0, sizeof(int) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    if (slot(B, i)->group >= 0)
-      count[slot(B, i)->group]++;
-  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
-  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param)
-        vec_push(&users[i->args[k]->id], i);
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Slot *s = slot(B, i);
-    if (s->group >= 0 && count[s->group] < 2)
-      s->group = -1;
-    if (s->group >= 0 && i->nuses == (int)users[i->id].len &&
-        only_read_in_group(B, i, s->group, users))
-      s->internal = true; /* (nuses counts results too: those need memory) */
-  }
-  for (int k = 0; k <= n; k++)
-    vec_free(&users[k]);
-  free(users);
-  free(count);
-}
-
-typedef struct Group {
-  Inst *first, *end; /* its members are in [first, end) */
-  const Type *space;
-  LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
-} Group;
-
-/* A group's loop, inline or on the pool (on: see cg_par_worth). On the pool each
- * chunk leaves its reductions' values in part[], combined in chunk order
- * so that the result does not depend on the number of threads. */
-static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
-  Cg *g = B->g;
-  int gid = gr->first->id;
-  const Type *space = gr->space;
-  CgPair *pair = cg_pair_of(B, gr->first);
-  Par par;
-  if (on && pair)
-    cg_par_begin_chunks(B, n, cg_pair_max_chunks(B, pair), &par);
-  else if (on)
-    cg_par_begin(B, n, &par);
-  int nred = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next)
-    nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
-  LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
-  CgAcc *acc = xmalloc(sizeof(CgAcc) * (size_t)(nred + 1));
-  int r = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next) {
-    Slot *s = slot(B, i);
-    if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
-      s->reg = NULL;
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      cg_acc_init(B, &acc[r], i->op, t);
-      if (on)
-        part[r] = cg_par_partials(B, &par, t);
-      r++;
-    }
-  }
-  Loop L, blocks;
-  LLVMValueRef iv, i0 = NULL, rows = NULL, chunk = NULL;
-  r = 0;
-  if (pair) { /* blocks of rows: the forward product, the members, the adjoint */
-    LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
-    chunk = on ? cg_par_chunk_index(B, &par) : NULL;
-    cg_pair_chunk_begin(B, pair, chunk);
-    LLVMValueRef rb = cg_pair_block_rows(B, pair), len = LLVMBuildNSWSub(g->b, hi, lo, "");
-    LLVMValueRef nb = LLVMBuildSDiv(g->b, add64(g, len, LLVMBuildNSWSub(g->b, rb, i64c(g, 1), "")), rb, "");
-    i0 = add64(g, lo, mul64(g, loop_open(B, nb, &blocks), rb));
-    LLVMValueRef left = LLVMBuildNSWSub(g->b, hi, i0, "");
-    rows = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, left, rb, ""), left, rb, "");
-    cg_pair_forward(B, pair, i0, rows);
-  }
-  cg_alias_begin(B);
-  if (pair)
-    iv = loop_range(B, i0, add64(g, i0, rows), &L);
-  else
-    iv = on ? loop_range(B, par.begin, par.end, &L) : loop_open(B, n, &L);
-  L.short_trip = !on && !pair && cg_par_short(B);
-  for (Inst *i = gr->first; i != gr->end; i = i->next) {
-    Slot *s = slot(B, i);
-    if (s->group != gid)
-      continue;
-    Idx x = {space->rank <= 1 ? space->rank : -1, {iv}, iv};
-    cg_debug_at(g, i);
-    if (ir_ops[i->op].shape == SH_REDUCE) {
-      cg_acc_add(g, &acc[r++], eval(B, i->args[0], &x));
-      continue;
-    }
-    s->reg = eval_def(B, i, &x);
-    if (s->pairbuf)
-      cg_pair_store(B, i, iv, s->reg);
-    else if (!s->internal)
-      store_elem(B, i->type.dtype, s->buf, iv, s->reg);
-  }
-  loop_close(B, &L);
-  cg_alias_end(B);
-  if (pair) {
-    cg_pair_adjoint(B, pair, i0, rows, chunk);
-    loop_close(B, &blocks);
-    cg_pair_group_end(B, pair);
-  }
-  for (Inst *i = gr->first; i != gr->end; i = i->next)
-    if (slot(B, i)->group == gid)
-      slot(B, i)->reg = NULL;
-  LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
-  if (pair && !on)
-    cg_pair_set_chunks(B, pair, i64c(g, 1));
-  r = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next) {
-    if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
-      continue;
-    LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-    LLVMValueRef at = on ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : gr->fin[r];
-    LLVMBuildStore(g->b, cg_acc_value(g, &acc[r]), at);
-    r++;
-  }
-  if (on) {
-    cg_par_end(B, &par);
-    if (pair)
-      cg_pair_set_chunks(B, pair, par.nchunks);
-    r = 0;
-    for (Inst *i = gr->first; i != gr->end; i = i->next) {
-      if (slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
-        continue;
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      LLVMBuildStore(g->b, reduce_init(i->op, t), gr->fin[r]);
-      Loop C;
-      LLVMValueRef k = loop_open(B, par.nchunks, &C);
-      LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[r], &k, 1, ""), "");
-      LLVMBuildStore(g->b, combine(g, i->op, LLVMBuildLoad2(g->b, t, gr->fin[r], ""), x), gr->fin[r]);
-      loop_close(B, &C);
-      r++;
-    }
-  }
-  free(part);
-  free(acc);
-}
-
 /* A slice view's pointer, once per emission of its block (a loop group
  * makes the views among its members before its loop). */
-static void emit_view(Body *B, Inst *v) {
+void cg_emit_view(Body *B, Inst *v) {
   Slot *s = slot(B, v);
   if (s->computed)
     return;
   s->buf = cg_slice_view(B, v, slot(B, v->args[0])->buf);
   s->computed = true;
-}
-
-/* One loop computing every member of the group that starts at `first`. */
-static void emit_group(Body *B, Inst *first) {
-  Cg *g = B->g;
-  int gid = first->id;
-  Group gr = {first, slot(B, first)->group_last->next, NULL, NULL};
-  flat_member(B, first, &gr.space);
-  int nred = 0;
-  for (Inst *i = first; i != gr.end; i = i->next)
-    nred += slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
-  gr.fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
-  int r = 0;
-  for (Inst *i = first; i != gr.end; i = i->next)
-    if (slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
-      gr.fin[r++] = entry_alloca(B, cg_elem_type(g, i->type.dtype));
-  for (Inst *i = first; i != gr.end; i = i->next)
-    if (slot(B, i)->view)
-      emit_view(B, i);
-  LLVMValueRef n = numel(B, gr.space, 0, gr.space->rank);
-  group_version(B, &gr, n, cg_par_worth(B, n));
-  r = 0;
-  for (Inst *i = first; i != gr.end; i = i->next) {
-    Slot *s = slot(B, i);
-    if (s->group != gid)
-      continue;
-    s->computed = true;
-    if (ir_ops[i->op].shape == SH_REDUCE) {
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
-      store_elem(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
-    }
-  }
-  free(gr.fin);
 }
 
 /* ---- size checks ---- */
@@ -1156,12 +859,12 @@ static void emit_one(Body *B, Inst *i) {
     return;
   }
   if (s->view) {
-    emit_view(B, i);
+    cg_emit_view(B, i);
     return;
   }
   if (s->group >= 0) {
     if (s->group == i->id)
-      emit_group(B, i);
+      cg_group_emit(B, i);
     return;
   }
   if (s->online >= 0) {
@@ -1265,7 +968,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     cg_rows_form(&B, n);
     cg_online_form(&B, n);
   }
-  form_groups(&B, n);
+  cg_groups_form(&B, n);
   cg_pairs_form(&B, n);
 
   /* Results computed straight into the caller's buffers, unless the body

@@ -187,6 +187,18 @@ void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
 /* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */
 LLVMValueRef cg_loop_begin(Body *B, LLVMValueRef n, void **loop);
 void cg_loop_end(Body *B, void *loop);
+/* The same over [lo, hi) with its hints at hand (cg_groups.c). */
+typedef struct CgLoop {
+  LLVMBasicBlockRef header, exit;
+  LLVMValueRef iv;
+  bool short_trip; /* fold the tail into masked iterations (small_trip_hint) */
+  bool once;       /* [0, 1): no loop, the body runs once at index 0 */
+  bool whole;      /* a multiple of 16 iterations (nest_split): not interleaved */
+} CgLoop;
+LLVMValueRef cg_loop_range(Body *B, LLVMValueRef lo, LLVMValueRef hi, CgLoop *L);
+void cg_loop_close(Body *B, CgLoop *L);
+bool cg_flat_def_ok(Body *B, const Inst *v); /* v's definition evaluates at a flat index */
+void cg_emit_view(Body *B, Inst *v);         /* a slice view's pointer */
 
 /* The helpers cg_rows.c uses. */
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
@@ -250,8 +262,16 @@ void cg_pair_group_end(Body *B, CgPair *p);
  * member's store there. */
 LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
 void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
-/* cg_func.c: can i be a loop group's member, and over which space? */
+
+/* ---- cg_groups.c ---- */
+/* Loop groups: values computed by flat loops over the same space share
+ * one loop. cg_groups_form runs after plan and the row and online groups;
+ * cg_group_emit emits a group at its first member. */
+void cg_groups_form(Body *B, int n);
+void cg_group_emit(Body *B, Inst *first);
+/* Can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
+
 /* ---- cg_opt.c ---- */
 /* LLVM's pipeline at o's -O level over mod, big modules in two halves on
  * two threads (tm2 the second's target machine, which cg_optimize
