@@ -521,7 +521,6 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
   LLVMValueRef nb = LLVMBuildSDiv(g->b, LLVMBuildNSWAdd(g->b, len, i64c(g, ONLINE_BLOCK - 1), ""), bl, "");
   LLVMValueRef acc[ONLINE_MAX_MEMBERS], cacc[ONLINE_MAX_MEMBERS], v[ONLINE_MAX_MEMBERS], c[ONLINE_MAX_MEMBERS];
   sums_allocas(B, o, acc, cacc);
-  LLVMValueRef used = cg_entry_alloca(B, o->t);  /* the shift the sums took */
   LLVMValueRef prev = cg_entry_alloca(B, o->t);  /* the max so far */
   LLVMBuildStore(g->b, block_max(B, o, lo, smin(g, len, bl)), prev);
   void *L;
@@ -531,7 +530,6 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
   LLVMValueRef sofar = load(g, o->t, prev);
   LLVMSetValueName2(sofar, "sofar", 5);
   LLVMValueRef sh = shift_of_max(g, o, sofar);
-  LLVMBuildStore(g->b, sh, used);
   CgAcc bm;
   cg_acc_init(B, &bm, OP_max, o->t);
   block_sums(B, o, i0, blen, sh, acc, cacc, &bm);
@@ -542,12 +540,11 @@ static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef 
   LLVMValueRef over = fcmp(g, LLVMRealOGT, bmv, LLVMBuildFAdd(g->b, sh, fconst(o->t, ONLINE_SLACK), ""));
   LLVMBuildCondBr(g->b, over, redo, join);
   LLVMPositionBuilderAtEnd(g->b, redo);
-  LLVMBuildStore(g->b, bmv, used);
   block_sums(B, o, i0, blen, bmv, acc, cacc, NULL);
   LLVMBuildBr(g->b, join);
   LLVMPositionBuilderAtEnd(g->b, join);
   load_sums(g, o, acc, cacc, v, c);
-  merge(B, o, st, bmv, load(g, o->t, used), v, c);
+  merge(B, o, st, bmv, LLVMBuildSelect(g->b, over, bmv, sh, "used.shift"), v, c);
   LLVMBuildStore(g->b, load(g, o->t, st->m), prev);
   cg_loop_end(B, L);
 }
