@@ -95,6 +95,21 @@ static void check_grad(double (*loss)(void), const sg_tensor *g, const char *wha
 }
 
 /* The loss on these inputs (non-finite ones) against the plain formula. */
+/* xent on z32, y32 (blocked partial sums added in f64) against the f64
+ * formula on the same (f32) inputs. */
+static void check_f32_loss(void) {
+  double *Z = malloc(sizeof(double) * (size_t)(N ? N : 1));
+  double *Y = malloc(sizeof(double) * (size_t)(N ? N : 1));
+  for (int64_t i = 0; i < N; i++) {
+    Z[i] = sgt_get(&z32, i);
+    Y[i] = sgt_get(&y32, i);
+  }
+  CHECK_EQ_INT(xent(&z32, &y32, &out32), SG_OK);
+  CHECK_CLOSE(sgt_get(&out32, 0), xent_ref(Z, Y, N), 2e-6);
+  free(Z);
+  free(Y);
+}
+
 static void check_special(const char *what) {
   sg_tensor d = sgt_tensor(SG_F64, 1, (int64_t[]){N});
   CHECK_EQ_INT(xent64_grad(&z, &y, &out, &d), SG_OK);
@@ -217,20 +232,7 @@ int main(int argc, char **argv) {
   CHECK_CLOSE(xent_loss(), xent_ref(z.data, y.data, N), 1e-11);
   CHECK_EQ_INT(shapes(&z, &y, &out), SG_OK);
   CHECK_CLOSE(sgt_get(&out, 0), shapes_ref(z.data, y.data, N), 1e-11);
-  /* f32: blocked partial sums added in f64; against the f64 formula on the
-   * same (f32) inputs */
-  {
-    double *Z = malloc(sizeof(double) * (size_t)(N ? N : 1));
-    double *Y = malloc(sizeof(double) * (size_t)(N ? N : 1));
-    for (int64_t i = 0; i < N; i++) {
-      Z[i] = sgt_get(&z32, i);
-      Y[i] = sgt_get(&y32, i);
-    }
-    CHECK_EQ_INT(xent(&z32, &y32, &out32), SG_OK);
-    CHECK_CLOSE(sgt_get(&out32, 0), xent_ref(Z, Y, N), 2e-6);
-    free(Z);
-    free(Y);
-  }
+  check_f32_loss();
   printf("ok: values\n");
 
   /* gradients */
@@ -286,16 +288,8 @@ int main(int argc, char **argv) {
     CHECK_CLOSE(xent_loss(), xent_ref(z.data, y.data, N), 1e-11);
     CHECK_EQ_INT(shapes(&z, &y, &out), SG_OK);
     CHECK_CLOSE(sgt_get(&out, 0), shapes_ref(z.data, y.data, N), 1e-11);
-    double *Z = malloc(sizeof(double) * (size_t)N), *Y = malloc(sizeof(double) * (size_t)N);
     sgt_copy(&z32, &z);
-    for (int64_t i = 0; i < N; i++) {
-      Z[i] = sgt_get(&z32, i);
-      Y[i] = sgt_get(&y32, i);
-    }
-    CHECK_EQ_INT(xent(&z32, &y32, &out32), SG_OK);
-    CHECK_CLOSE(sgt_get(&out32, 0), xent_ref(Z, Y, N), 2e-6);
-    free(Z);
-    free(Y);
+    check_f32_loss();
     printf("ok: growing by %g a block as the plain formula\n", per_block);
   }
   if (N > 4096)
