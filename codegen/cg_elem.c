@@ -105,6 +105,33 @@ static LLVMValueRef int_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   }
 }
 
+/* Is v = x - max(x) with the max broadcast back over the axes it reduced
+ * (directly, or reshaped to x's rank with those axes 1), so that no
+ * element exceeds 0? A stable softmax's exp then takes the cheaper
+ * cg_math_exp_shifted, which is exp bit for bit there. (An online group
+ * evaluates the max as a shift that the block exceeds by at most its
+ * slack, or sums the block again: still within that function's range.) */
+static bool shifted_by_its_max(const Inst *v) {
+  if (v->op != OP_sub || v->args[1]->op != OP_broadcast)
+    return false;
+  const Inst *x = v->args[0], *m = v->args[1]->args[0];
+  const Type *kept = NULL; /* the reshape's type, if any */
+  if (m->op == OP_reshape) {
+    kept = &m->type;
+    m = m->args[0];
+  }
+  if (m->op != OP_max || m->args[0] != x || !ir_is_float(x->type.dtype))
+    return false;
+  if (!kept)
+    return m->type.rank == 0;
+  if (kept->rank != x->type.rank)
+    return false;
+  for (int k = 0; k < x->type.rank; k++)
+    if ((m->axes >> k & 1) ? !ir_dim_is(kept->dim[k], 1) : !ir_dim_eq(kept->dim[k], x->type.dim[k]))
+      return false;
+  return true;
+}
+
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   LLVMBuilderRef b = g->b;
   LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
@@ -133,6 +160,8 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   case OP_neg:
     return LLVMBuildFNeg(b, a[0], "");
   case OP_exp:
+    if (shifted_by_its_max(i->args[0]))
+      return cg_math_call(g, "exp_shifted", cg_math_exp_shifted, a[0]);
     return cg_math_call(g, "exp", cg_math_exp, a[0]);
   case OP_log:
     return cg_math_call(g, "log", cg_math_log, a[0]);

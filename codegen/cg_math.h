@@ -19,6 +19,9 @@
 #include <llvm-c/Core.h>
 
 LLVMValueRef cg_math_exp(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+/* exp(x), bit for bit, for x <= 43 (f32) / 664 (f64), clamped above: for
+ * arguments shifted by their max (cheaper than cg_math_exp) */
+LLVMValueRef cg_math_exp_shifted(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
 LLVMValueRef cg_math_expm1(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
 LLVMValueRef cg_math_log(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
 LLVMValueRef cg_math_log1p(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);

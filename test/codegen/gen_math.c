@@ -2,7 +2,7 @@
  *
  * Usage: gen_math [-cpu NAME] OUT.o [OUT.ll]
  *
- * For every function F in exp, expm1, log, log1p, tanh, sigmoid, softplus
+ * For every function F in exp, exp_shifted, expm1, log, log1p, tanh, sigmoid, softplus
  * and T in f32, f64 it emits
  *   void sg_test_F_T(const T *x, T *y, int64_t n)    scalar emitter in a loop,
  *                                                    left to the vectorizer
@@ -32,7 +32,8 @@ static const struct {
     const char *name;
     Emitter emit;
 } funcs[] = {
-    {"exp", cg_math_exp},         {"expm1", cg_math_expm1}, {"log", cg_math_log},
+    {"exp", cg_math_exp},         {"exp_shifted", cg_math_exp_shifted},
+    {"expm1", cg_math_expm1},     {"log", cg_math_log},
     {"log1p", cg_math_log1p},     {"tanh", cg_math_tanh},   {"sigmoid", cg_math_sigmoid},
     {"softplus", cg_math_softplus},
 };

@@ -39,6 +39,7 @@ typedef void (*KernD)(const double *, double *, int64_t);
     void sg_test_##F##_f64(const double *, double *, int64_t);                               \
     void sg_testv_##F##_f64(const double *, double *, int64_t);
 DECL(exp)
+DECL(exp_shifted)
 DECL(expm1)
 DECL(log)
 DECL(log1p)
@@ -46,7 +47,10 @@ DECL(tanh)
 DECL(sigmoid)
 DECL(softplus)
 
-/* References. */
+/* References. exp_shifted is exp below its clamp (43 / 664), a constant
+ * above (NaN compares false and stays NaN). */
+static double exp_shifted_d(double x) { return exp(x > 43 ? 43 : x); }
+static long double exp_shifted_l(long double x) { return expl(x > 664 ? 664 : x); }
 static double sigmoid_d(double x)
 {
     long double t = expl(-fabsl((long double)x));
@@ -80,6 +84,7 @@ typedef struct {
 #define KERNELS(F) sg_test_##F##_f32, sg_testv_##F##_f32, sg_test_##F##_f64, sg_testv_##F##_f64
 static const Fn fns[] = {
     {"exp", KERNELS(exp), exp, expl, -110, 90, -750, 712, -2, 2, 2, 4},
+    {"exp_shifted", KERNELS(exp_shifted), exp_shifted_d, exp_shifted_l, -110, 50, -750, 670, -2, 2, 2, 4},
     {"expm1", KERNELS(expm1), expm1, expm1l, -20, 90, -40, 712, -1, 1, 3, 4},
     {"log", KERNELS(log), log, logl, 0, 10, 0, 10, 0.5, 2, 2, 4},
     {"log1p", KERNELS(log1p), log1p, log1pl, -1, 10, -1, 10, -0.5, 0.5, 3, 4},
@@ -312,6 +317,52 @@ static void sweep64(const Fn *f, Stat *st)
     free(yv);
 }
 
+/* exp_shifted is exp bit for bit wherever it is not clamped (x <= 43 /
+ * 664): the float bit patterns strided (all with --exhaustive), random
+ * doubles below the clamp. */
+static void shifted_is_exp(int exhaustive)
+{
+    float *x = malloc(CHUNK * sizeof *x), *y = malloc(CHUNK * sizeof *y), *e = malloc(CHUNK * sizeof *e);
+    double *xd = malloc(CHUNK * sizeof *xd), *yd = malloc(CHUNK * sizeof *yd);
+    double *ed = malloc(CHUNK * sizeof *ed);
+    if (!x || !y || !e || !xd || !yd || !ed)
+        abort();
+    uint64_t stride = exhaustive ? 1 : 1021;
+    long n = 0, checked = 0;
+    for (uint64_t u = next_rand() % stride; u < (UINT64_C(1) << 32); u += stride) {
+        uint32_t bits = (uint32_t)u;
+        memcpy(&x[n], &bits, 4);
+        n += !(x[n] > 43.0f);
+        if (n == CHUNK || u + stride >= (UINT64_C(1) << 32)) {
+            sg_test_exp_shifted_f32(x, y, n);
+            sg_test_exp_f32(x, e, n);
+            for (long i = 0; i < n; i++)
+                if (!same32(y[i], e[i]) && failures++ < 10)
+                    printf("%s:%d: exp_shifted f32: x=%a: got %a, exp gives %a\n", __FILE__, __LINE__,
+                           x[i], y[i], e[i]);
+            checked += n;
+            n = 0;
+        }
+    }
+    for (long i = 0; i < CHUNK; i++) {
+        uint64_t b = next_rand();
+        xd[i] = -750.0 + 1414.0 * (double)(b >> 11) * 0x1p-53; /* [-750, 664) */
+    }
+    sg_test_exp_shifted_f64(xd, yd, CHUNK);
+    sg_test_exp_f64(xd, ed, CHUNK);
+    for (long i = 0; i < CHUNK; i++)
+        if (!same64(yd[i], ed[i]) && failures++ < 10)
+            printf("%s:%d: exp_shifted f64: x=%a: got %a, exp gives %a\n", __FILE__, __LINE__, xd[i],
+                   yd[i], ed[i]);
+    printf("exp_shifted is exp bit for bit: %ld f32, %d f64 inputs\n", checked, CHUNK);
+    free(x);
+    free(y);
+    free(e);
+    free(xd);
+    free(yd);
+    free(ed);
+}
+
 /* ---- exact special values ---- */
 
 static void expect32(const char *what, KernF k, float x, float want, int line)
@@ -480,6 +531,8 @@ int main(int argc, char **argv)
         }
     }
     special_values();
+    if (!only || strcmp(only, "exp_shifted") == 0)
+        shifted_is_exp(exhaustive);
     for (int i = 0; i < NFN; i++) {
         if (only && strcmp(only, fns[i].name) != 0)
             continue;
