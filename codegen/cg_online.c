@@ -417,6 +417,24 @@ static LLVMValueRef block_max(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef 
   return bmv;
 }
 
+/* The PLAIN member summing LIN member k's coefficients, or -1: k's summand
+ * is a * (x - m) (or (x - m) * a) and that member's is a itself -- a
+ * softmax cross-entropy's sum(y * (x - m)) beside its sum(y). The block
+ * loop then keeps one accumulator for both (the same values, added in the
+ * same order: the same bits), one add and one register fewer. */
+static int coef_member(Body *B, Online *o, int k) {
+  const Inst *e = o->mem[k]->args[0], *x = o->m->args[0];
+  if (cg_slot(B, o->mem[k])->okind != OK_LIN || e->op != OP_mul)
+    return -1;
+  const Inst *a = shift_of(o->m, x, e->args[1])   ? e->args[0]
+                  : shift_of(o->m, x, e->args[0]) ? e->args[1]
+                                                  : NULL;
+  for (int j = 0; a && j < o->nmem; j++)
+    if (cg_slot(B, o->mem[j])->okind == OK_PLAIN && o->mem[j]->args[0] == a)
+      return j;
+  return -1;
+}
+
 /* acc[k] (and cacc[k]) = the block's sums, shifted by sh: one loop over
  * [i0, i0 + len), which with bm also takes the block's max. */
 static void block_sums(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len, LLVMValueRef sh,
@@ -440,7 +458,8 @@ static void block_sums(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len, LL
     const Inst *e = o->mem[k]->args[0];
     Idx y = position(B, o, e, LLVMBuildNSWAdd(g->b, i0, j, ""));
     LLVMBuildStore(g->b, cg_combine(g, OP_sum, load(g, o->t, acc[k]), cg_eval(B, e, &y)), acc[k]);
-    if (cg_slot(B, o->mem[k])->okind == OK_LIN) { /* its coefficients: x - m read as 1 */
+    if (cg_slot(B, o->mem[k])->okind == OK_LIN && coef_member(B, o, k) < 0) {
+      /* its coefficients: x - m read as 1 */
       set_shifts(B, o->m, x, e, fconst(o->t, 1));
       Idx z = y;
       LLVMBuildStore(g->b, cg_combine(g, OP_sum, load(g, o->t, cacc[k]), cg_eval(B, e, &z)), cacc[k]);
@@ -449,6 +468,11 @@ static void block_sums(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len, LL
   }
   cg_loop_end(B, L);
   ms->scalar = saved;
+  for (int k = 0; k < o->nmem; k++) {
+    int plain = coef_member(B, o, k);
+    if (plain >= 0)
+      LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, o->t, acc[plain], "coefs"), cacc[k]);
+  }
 }
 
 /* A block shifts by its max, except an all -inf one (by 0). */
