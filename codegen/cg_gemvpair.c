@@ -26,6 +26,9 @@
  * z, read only by the group's members, and g, read only by them and the
  * adjoint, need no memory: they live in a block scratch on the stack.
  *
+ * A lone product (no adjoint: a forward function, adj and g NULL) runs
+ * the same blocks with the loop group that first reads it (try_lone).
+ *
  * Taken in bodies without loops or branches, when z is not read before
  * the group and the adjoint product starts no sum of products (acc_into).
  *
@@ -46,7 +49,7 @@ enum {
 };
 
 struct CgPair {
-  Inst *fwd, *head, *adj, *mat, *vec, *g;
+  Inst *fwd, *head, *adj, *mat, *vec, *g; /* adj, g: NULL for a lone product */
   LLVMValueRef part;    /* the partials' memory */
   LLVMValueRef nchunks; /* alloca: how many the group's loop filled */
 };
@@ -171,12 +174,55 @@ static void try_pair(Body *B, Inst *a) {
   cg_slot(B, fwd)->pair = cg_slot(B, head)->pair = cg_slot(B, a)->pair = k + 1;
 }
 
+/* A lone product z = M @ v (a forward: no adjoint after it) and the loop
+ * group that first reads it -- or, if that reader is alone, say the
+ * loss's sum(softplus(z) - y * z), a group of one made for it: the same
+ * blocks of rows without the adjoint, so z is computed a block at a time
+ * next to the loop that reads it (in the block scratch, if nothing else
+ * reads it), on the pool, instead of by the whole GEMM into n elements of
+ * memory that the loop then reads back. */
+static void try_lone(Body *B, Inst *fwd) {
+  Inst *mat = fwd->args[0], *vec = fwd->args[1];
+  if (fwd->op != OP_matmul || !is_vec(fwd) || mat->type.rank != 2 || !is_vec(vec))
+    return;
+  /* (computed later, at the group: no update in place may overwrite M or v) */
+  if (!(mat->op == OP_param || plain_slot(B, mat)) ||
+      !(vec->op == OP_param || (cg_slot(B, vec)->has_buf && !cg_slot(B, vec)->inplace_old)))
+    return;
+  if ((mat->type.dtype != DT_F32 && mat->type.dtype != DT_F64) || !plain_slot(B, fwd) ||
+      cg_slot(B, fwd)->group >= 0)
+    return;
+  Inst *reader = fwd->next;
+  while (reader && !(cg_slot(B, reader)->has_buf && reads(B, reader, fwd)))
+    reader = reader->next;
+  if (!reader)
+    return;
+  Slot *rs = cg_slot(B, reader);
+  if (rs->rows >= 0 || rs->online >= 0 || rs->pair || rs->view || rs->inplace_of)
+    return;
+  const Type *space;
+  Inst *head = rs->group >= 0 ? group_head(B, reader) : reader;
+  if (!head || head->id < fwd->id || !cg_flat_member(B, head, &space) || !ir_shape_eq(space, &fwd->type))
+    return;
+  if (rs->group < 0) {
+    rs->group = reader->id;
+    rs->group_last = reader;
+  }
+  int k = B->npairs++;
+  B->pairs = xrealloc(B->pairs, sizeof(CgPair) * (size_t)B->npairs);
+  B->pairs[k] = (CgPair){fwd, head, NULL, mat, vec, NULL, NULL, NULL};
+  cg_slot(B, fwd)->pair = cg_slot(B, head)->pair = k + 1;
+}
+
 void cg_pairs_form(Body *B, int n) {
   if (B->has_regions)
     return;
   for (Inst *i = B->f->first; i; i = i->next)
     if (ir_ops[i->op].shape == SH_MATMUL && cg_slot(B, i)->has_buf)
       try_pair(B, i);
+  for (Inst *i = B->f->first; i; i = i->next)
+    if (ir_ops[i->op].shape == SH_MATMUL && cg_slot(B, i)->has_buf && !cg_slot(B, i)->pair)
+      try_lone(B, i);
   if (!B->npairs)
     return;
   /* z read only by the group, g only by the group and the adjoint: both
@@ -189,16 +235,21 @@ void cg_pairs_form(Body *B, int n) {
         vec_push(&users[i->args[k]->id], i);
   for (int k = 0; k < B->npairs; k++) {
     CgPair *p = &B->pairs[k];
-    int gid = cg_slot(B, p->g)->group;
-    Slot *zs = cg_slot(B, p->fwd), *gs = cg_slot(B, p->g);
+    int gid = cg_slot(B, p->head)->group;
+    Slot *zs = cg_slot(B, p->fwd);
     if (block_local(B, p->fwd, gid, NULL, users))
       zs->pair_block = zs->internal = true;
-    if (block_local(B, p->g, gid, p->adj, users) && p->g != p->fwd)
-      gs->pair_block = gs->internal = true;
+    if (p->g && block_local(B, p->g, gid, p->adj, users) && p->g != p->fwd)
+      cg_slot(B, p->g)->pair_block = cg_slot(B, p->g)->internal = true;
   }
   for (int k = 0; k <= n; k++)
     vec_free(&users[k]);
   free(users);
+}
+
+const Inst *cg_pair_computed_at(Body *B, const Inst *v) {
+  int k = v->op == OP_param ? 0 : cg_slot(B, v)->pair;
+  return k && B->pairs[k - 1].fwd == v ? B->pairs[k - 1].head : NULL;
 }
 
 CgPair *cg_pair_of(Body *B, const Inst *head) {
@@ -230,6 +281,8 @@ LLVMValueRef cg_pairs_reserve(Body *B, LLVMValueRef total) {
     CgPair *p = &B->pairs[k];
     p->nchunks = cg_entry_alloca(B, g->i64);
     p->part = total; /* an offset until bound */
+    if (!p->adj)
+      continue;
     LLVMValueRef d = dim(B, p->mat, 1);
     LLVMValueRef elems = LLVMBuildNSWMul(g->b, cg_pair_max_chunks(B, p), d, "");
     LLVMValueRef bytes = LLVMBuildNSWMul(g->b, elems, i64c(g, cg_elem_size(p->adj->type.dtype)), "");
@@ -282,7 +335,7 @@ static LLVMValueRef partial(Body *B, CgPair *p, LLVMValueRef chunk) {
 void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
   Cg *g = B->g;
   const Inst *scratch[2] = {p->fwd, p->g};
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 2 && scratch[k]; k++) {
     Slot *s = cg_slot(B, scratch[k]);
     if (s->pair_block) {
       s->pairbuf = cg_entry_alloca(
@@ -290,6 +343,8 @@ void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
       LLVMSetValueName2(s->pairbuf, k ? "g.block" : "z.block", 7);
     }
   }
+  if (!p->adj)
+    return;
   LLVMValueRef bytes = LLVMBuildNSWMul(g->b, dim(B, p->mat, 1),
                                        i64c(g, cg_elem_size(p->adj->type.dtype)), "");
   LLVMBuildMemSet(g->b, partial(B, p, chunk), LLVMConstInt(g->i8, 0, 0), bytes,
@@ -310,6 +365,8 @@ void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
 }
 
 void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk) {
+  if (!p->adj)
+    return;
   Cg *g = B->g;
   DType dt = p->adj->type.dtype;
   LLVMValueRef d = dim(B, p->mat, 1);
@@ -323,7 +380,9 @@ void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLV
 }
 
 void cg_pair_group_end(Body *B, CgPair *p) {
-  cg_slot(B, p->fwd)->pairbuf = cg_slot(B, p->g)->pairbuf = NULL;
+  cg_slot(B, p->fwd)->pairbuf = NULL;
+  if (p->g)
+    cg_slot(B, p->g)->pairbuf = NULL;
   B->pair_i0 = NULL;
 }
 

@@ -250,6 +250,9 @@ bool cg_pair_emit(Body *B, Inst *i);
  * cg_pair_block_rows rows, the forward product before the members' loop
  * and the adjoint's sum after; then, in the body, how many chunks ran. */
 CgPair *cg_pair_of(Body *B, const Inst *head);
+/* A pair's forward product is computed at its group's head (which liveness
+ * must know: its operands live until then); NULL for any other value. */
+const Inst *cg_pair_computed_at(Body *B, const Inst *v);
 LLVMValueRef cg_pair_max_chunks(Body *B, CgPair *p);
 void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk);
 LLVMValueRef cg_pair_block_rows(Body *B, CgPair *p);

@@ -17,8 +17,8 @@
  * reader came strictly before the new writer, so no loop ever reads and
  * writes the same bytes through different values.
  *
- * Requires: plan and form_groups have run (Slot.has_buf, group, internal,
- * acc_into, by_products); results' Slot.buf set. Keeps: nothing else. */
+ * Requires: plan, form_groups and the pairs have run (Slot.has_buf, group,
+ * internal, acc_into, by_products, pair); results' Slot.buf set. Keeps: nothing else. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,10 +185,13 @@ static int lifetimes(Body *B, int n, Temp **out) {
   }
   int end = p + 1;
   /* Where each value with a loop of its own is computed (a group at its
-   * first member; a sum of products where its first product writes it). */
+   * first member, so is a matrix-vector pair's forward product; a sum of
+   * products where its first product writes it). */
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    start[i->id] = s->group >= 0    ? pos[s->group]
+    const Inst *at = cg_pair_computed_at(B, i);
+    start[i->id] = at               ? pos[at->id]
+                   : s->group >= 0  ? pos[s->group]
                    : s->rows >= 0   ? pos[s->rows]
                    : s->online >= 0 ? pos[s->online]
                                     : pos[i->id];

@@ -1,0 +1,26 @@
+/* Driver for gemv_lone.test: later(p) is 1 / sqrt(2 + p^2) (the product
+ * is of zeros), for the function and for its gradient's value, and
+ * d/dp = -p (2 + p^2)^(-3/2). */
+#include "gemv_lone.h"
+#include "sgtest.h"
+
+int main(void) {
+  const double ps[] = {0.9, -0.5, 0.3, 1.7};
+  sg_tensor p = sgt_scalar(SG_F64), out = sgt_scalar(SG_F64), gout = sgt_scalar(SG_F64);
+  sg_tensor d_p = sgt_scalar(SG_F64);
+  for (int k = 0; k < 4; k++) {
+    double x = ps[k];
+    sgt_set(&p, 0, x);
+    CHECK_EQ_INT(later(&p, &out), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), 1 / sqrt(2 + x * x), 1e-15);
+    CHECK_EQ_INT(later_grad(&p, &gout, &d_p), SG_OK);
+    CHECK_CLOSE(sgt_get(&gout, 0), 1 / sqrt(2 + x * x), 1e-15);
+    CHECK_CLOSE(sgt_get(&d_p, 0), -x * pow(2 + x * x, -1.5), 1e-14);
+  }
+  printf("ok: later(p) and its gradient\n");
+  free(p.data);
+  free(out.data);
+  free(gout.data);
+  free(d_p.data);
+  return sgt_finish();
+}
