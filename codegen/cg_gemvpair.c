@@ -202,7 +202,9 @@ static void try_lone(Body *B, Inst *fwd) {
     return;
   const Type *space;
   Inst *head = rs->group >= 0 ? group_head(B, reader) : reader;
-  if (!head || head->id < fwd->id || !cg_flat_member(B, head, &space) || !ir_shape_eq(space, &fwd->type))
+  /* (one product per group: a second one read by it keeps its own loop) */
+  if (!head || head->id < fwd->id || cg_slot(B, head)->pair || !cg_flat_member(B, head, &space) ||
+      !ir_shape_eq(space, &fwd->type))
     return;
   if (rs->group < 0) {
     rs->group = reader->id;
