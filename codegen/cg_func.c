@@ -1,21 +1,14 @@
-/* A function body: decide which values get memory, then emit one loop nest
- * per value that does, in program order.
+/* A function body: decide which values get memory (cg_plan.c), form the
+ * row, online and loop groups and the matrix-vector pairs, lay out the
+ * temporaries (cg_temps.c), then emit one loop nest per value that has
+ * memory, in program order.
  *
  * Fusion is by evaluation: a value without memory is computed where it is
  * used, element by element (eval), inside its user's loop. So a chain of
  * elementwise ops becomes one loop with its intermediates in registers, a
  * reduction reads its operand's expression directly, and broadcast and
- * transpose are only index arithmetic. A value gets memory ("materialized")
- * when
- *   - it is a result (it is then computed straight into the caller's output),
- *   - it is a matmul or a reduction (they are loops of their own),
- *   - it is not cheap and has several users (computing it twice would cost
- *     more than a store and loads), or is broadcast (it would be recomputed
- *     for every copy),
- *   - its user needs memory: reshape (a view of the same bytes), transpose
- *     (a strided read), matmul (the GEMM kernel reads arrays).
- * Cheap values (literals, counts, broadcasts, transposes) are recomputed at
- * each use.
+ * transpose are only index arithmetic. Cheap values (literals, counts,
+ * broadcasts, transposes) are recomputed at each use.
  *
  * Loops over values whose expression needs no index remapping run over the
  * flat element range, which is what LLVM's loop vectorizer likes best. */
@@ -588,114 +581,6 @@ void cg_loop_end(Body *B, void *loop) {
   free(loop);
 }
 
-/* ---- deciding memory ---- */
-
-static bool cheap(const Inst *v) {
-  return v->op == OP_const || v->op == OP_count || v->op == OP_arange || v->op == OP_broadcast ||
-         v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
-}
-
-/* Has v memory, or can it have some for free (a reshape of memory)? */
-static bool addressable(Body *B, const Inst *v) {
-  if (v->op == OP_param || slot(B, v)->has_buf)
-    return true;
-  return v->op == OP_reshape && addressable(B, v->args[0]);
-}
-
-/* Users that read their operand from memory force it to have some. */
-static void plan(Body *B, int n) {
-  Function *f = B->f;
-  ir_count_uses(f);
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Slot *s = slot(B, i);
-    memset(s, 0, sizeof *s);
-    s->temp = -1;
-    s->group = -1;
-    s->rows = -1;
-    s->online = -1;
-    if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
-      s->has_buf = true;
-    for (int r = 0; r < i->nregions; r++)
-      for (int k = 0; k < i->regions[r].nparams; k++) {
-        Slot *p = slot(B, i->regions[r].params[k]);
-        memset(p, 0, sizeof *p);
-        p->temp = p->group = p->rows = p->online = -1;
-      }
-  }
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    /* A value computed outside a loop or branch and read inside is kept
-     * in memory, not recomputed on every iteration. */
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param && i->args[k]->parent != i->parent && !cheap(i->args[k]))
-        slot(B, i->args[k])->has_buf = true;
-    if (i->nregions)
-      cg_region_plan(B, i);
-    if (ir_ops[i->op].shape == SH_MATMUL) {
-      for (int k = 0; k < 2; k++) {
-        Inst *x = i->args[k];
-        if (cg_swaps_last2(x))
-          slot(B, x->args[0])->has_buf = true;
-        else
-          slot(B, x)->has_buf = true;
-      }
-    } else if (i->op == OP_transpose || i->op == OP_reshape) {
-      slot(B, i->args[0])->has_buf = true;
-    } else if ((i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) &&
-               i->args[0]->type.rank > 0) { /* the runtime reads a key tensor */
-      slot(B, i->args[0])->has_buf = true;
-    } else if (i->op == OP_broadcast && !cheap(i->args[0])) {
-      slot(B, i->args[0])->has_buf = true;
-    }
-  }
-  for (int k = 0; k < f->nresults; k++)
-    slot(B, f->results[k])->has_buf = true;
-  /* A slice of leading-axis rows (a row x[t] of a matrix, w[0] of a stack
-   * of weights) of a value with memory anyway is a pointer into it: no
-   * copy, its start checked once instead of at every element read, and
-   * its readers stay flat loops that loop groups can fuse. */
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    if (i->op == OP_slice && i->axes == 1u && addressable(B, i->args[0])) {
-      slot(B, i)->has_buf = true;
-      slot(B, i)->view = true;
-      if (i->args[0]->op == OP_reshape) /* a view too */
-        slot(B, i->args[0])->has_buf = true;
-    }
-  /* A sum of two matrix products (the adjoint of a weight used twice) is
-   * computed by the GEMM kernel itself: the second product accumulates into
-   * the first's memory, which is the sum's. */
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Inst *p = i->nargs == 2 ? i->args[0] : NULL, *q = i->nargs == 2 ? i->args[1] : NULL;
-    if (i->op == OP_add && p != q && ir_ops[p->op].shape == SH_MATMUL &&
-        ir_ops[q->op].shape == SH_MATMUL && p->nuses == 1 && q->nuses == 1 &&
-        p->parent == i->parent && q->parent == i->parent) {
-      slot(B, i)->has_buf = true;
-      slot(B, i)->by_products = true;
-      slot(B, p)->acc_into = i;
-      slot(B, q)->acc_into = i;
-    }
-  }
-  /* Bound the work fused into one loop: a longer chain is cut into loops of
-   * at most MAX_FUSED operations, which keeps register pressure sane and
-   * LLVM's per-block passes from going quadratic on huge expressions. */
-  enum { MAX_FUSED = 48 };
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    intptr_t size = 1;
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param && !slot(B, i->args[k])->has_buf)
-        size += (intptr_t)i->args[k]->aux;
-    if (size > MAX_FUSED && (ir_ops[i->op].flags & F_ELEM)) {
-      slot(B, i)->has_buf = true;
-      size = 1;
-    }
-    i->aux = (void *)size;
-  }
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    i->aux = NULL;
-  for (int k = 0; k < f->nparams; k++)
-    f->params[k]->aux = NULL;
-  cg_inplace_plan(B, n);
-}
-
 /* A slice view's pointer, once per emission of its block (a loop group
  * makes the views among its members before its loop). */
 void cg_emit_view(Body *B, Inst *v) {
@@ -963,7 +848,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     data[k] = arg_data(g, fn, k, wide);
   for (int k = 0; k < f->nparams; k++)
     B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1, .online = -1};
-  plan(&B, n);
+  cg_plan(&B, n);
   if (!B.has_regions) {
     cg_rows_form(&B, n);
     cg_online_form(&B, n);

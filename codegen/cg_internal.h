@@ -138,6 +138,8 @@ unsigned cg_md_kind(LLVMContextRef ctx, CgMd md);
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide);
 
 /* ---- cg_inplace.c ---- */
+/* cg_plan.c: which values get memory (Slot.has_buf), first of all. */
+void cg_plan(Body *B, int n);
 void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
 bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
 

@@ -2,7 +2,7 @@
  * -- softmax, log-sum-exp, an EM step's responsibilities -- computed in one
  * loop over blocks of rows, with the lanes over rows.
  *
- * The values of such a chain that get memory (cg_func.c's plan: a value
+ * The values of such a chain that get memory (cg_plan.c: a value
  * read twice, a reduction) would each be a loop of its own over [n, k], and
  * the row max or sum (a loop over k per row, k small) does not vectorize
  * when k is 8. Here the members -- elementwise values over [n, k],
