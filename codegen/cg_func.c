@@ -405,146 +405,7 @@ static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
     fill_rows_version(B, &f, numel(B, t, 0, 1), cg_par_rows_worth(B, numel(B, t, 0, t->rank)));
 }
 
-static LLVMValueRef reduce_init(Op op, LLVMTypeRef t) {
-  if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind) /* i32: max of nothing is INT32_MIN */
-    return LLVMConstInt(t, (unsigned long long)(op == OP_sum ? 0 : op == OP_max ? INT32_MIN : INT32_MAX), 1);
-  return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
-}
-
-static LLVMValueRef combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
-  if (LLVMGetTypeKind(LLVMTypeOf(acc)) == LLVMIntegerTypeKind) { /* i32, wrapping */
-    if (op == OP_sum)
-      return LLVMBuildAdd(g->b, acc, x, "");
-    LLVMValueRef a[2] = {acc, x};
-    return cg_intrinsic(g, op == OP_max ? "llvm.smax" : "llvm.smin", LLVMTypeOf(acc), a, 2);
-  }
-  if (op == OP_sum) {
-    /* Reassociation lets the vectorizer keep several partial sums. */
-    LLVMValueRef r = LLVMBuildFAdd(g->b, acc, x, "");
-    LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
-    return r;
-  }
-  LLVMValueRef a[2] = {acc, x};
-  return cg_intrinsic(g, op == OP_max ? "llvm.maximum" : "llvm.minimum", LLVMTypeOf(acc), a, 2);
-}
-
-typedef struct Red {
-  const Inst *v;    /* the reduction */
-  CgAcc acc;        /* the running value (suffix case) */
-  LLVMValueRef out; /* result buffer */
-} Red;
-
-static void red_accumulate(Body *B, Idx *x, void *ctx) {
-  Red *r = ctx;
-  x->lin = NULL;
-  cg_acc_add(B->g, &r->acc, eval(B, r->v->args[0], x));
-}
-
-/* out[kept] = op(out[kept], x[i]) over all of x, out pre-filled. */
-static void red_scatter(Body *B, Idx *x, void *ctx) {
-  Red *r = ctx;
-  Cg *g = B->g;
-  const Inst *v = r->v;
-  x->lin = NULL;
-  LLVMValueRef e = eval(B, v->args[0], x);
-  Idx o = {v->type.rank, {0}, NULL};
-  int j = 0;
-  for (int k = 0; k < v->args[0]->type.rank; k++)
-    if (!(v->axes & (1u << k)))
-      o.i[j++] = x->i[k];
-  LLVMValueRef lin = lin_of(B, &o, &v->type);
-  LLVMValueRef cur = load_elem(B, v, r->out, lin);
-  store_elem(B, v->type.dtype, r->out, lin, combine(g, v->op, cur, e));
-}
-
-typedef struct Suffix {
-  Red *r;
-  int from;         /* first reduced axis */
-} Suffix;
-
-/* For each kept position: reduce the trailing block into a register. */
-static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
-  Suffix *s = ctx;
-  Red *r = s->r;
-  Cg *g = B->g;
-  const Inst *v = r->v, *src = v->args[0];
-  cg_acc_init(B, &r->acc, v->op, cg_elem_type(g, v->type.dtype));
-  Idx o = *x;
-  o.rank = v->type.rank;
-  o.lin = NULL;
-  LLVMValueRef olin = lin_of(B, &o, &v->type);
-  if (flat_ok(B, src)) {
-    LLVMValueRef block = numel(B, &src->type, s->from, src->type.rank);
-    Loop L;
-    LLVMValueRef j = loop_open(B, block, &L);
-    L.short_trip = span_short(B, &src->type, s->from, src->type.rank);
-    Idx y = {-1, {0}, add64(g, mul64(g, olin, block), j)};
-    cg_acc_add(g, &r->acc, eval(B, src, &y));
-    loop_close(B, &L);
-  } else {
-    loop_nest(B, &src->type, s->from, src->type.rank, x, red_accumulate, r);
-  }
-  store_elem(B, v->type.dtype, r->out, olin, cg_acc_value(g, &r->acc));
-}
-
 static LLVMValueRef entry_alloca(Body *B, LLVMTypeRef t) { return cg_alloca_at(B->g, B->entry, t, "acc"); }
-
-/* A reduction along the trailing axes of an [n, ...] operand (a row max
- * or sum), inline or on the pool (cg_par_rows_worth): chunks of whole
- * rows, each row reduced by one thread in the order of the inline loop, so
- * the bits do not depend on the thread count. W1's three row reductions
- * over [256, 1000] were most of what its gradient ran on one thread of
- * two. */
-static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
-  Suffix *s = ctx;
-  const Inst *src = s->r->v->args[0];
-  Idx x = {src->type.rank, {0}, NULL};
-  if (!on) {
-    loop_nest(B, &src->type, 0, s->from, &x, red_suffix_outer, s);
-    return;
-  }
-  Par par;
-  cg_par_begin_rows(B, rows, numel(B, &src->type, 0, src->type.rank), &par);
-  /* the running value is the chunk's own (red_suffix_outer allocates it
-   * in the chunk function's entry) */
-  Red red = {s->r->v, {0}, s->r->out};
-  Suffix mine = {&red, s->from};
-  Loop L;
-  x.i[0] = loop_range(B, par.begin, par.end, &L);
-  red_suffix_outer(B, &x, &mine);
-  loop_close(B, &L);
-  cg_par_end(B, &par);
-}
-
-static void emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
-  const Inst *src = v->args[0];
-  int r = src->type.rank, from = r;
-  while (from > 0 && (v->axes & (1u << (from - 1))))
-    from--;
-  bool suffix = v->axes == ((1u << r) - 1) - ((1u << from) - 1);
-  Red red = {v, {0}, out};
-  Idx x = {r, {0}, NULL};
-  if (suffix) {
-    Suffix s = {&red, from};
-    if (from == 1) {
-      bool pool = cg_par_rows_worth(B, numel(B, &src->type, 0, r));
-      row_reduce_version(B, &s, numel(B, &src->type, 0, 1), pool);
-    } else {
-      loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
-    }
-    return;
-  }
-  /* Reducing leading or middle axes: stream over the operand in memory
-   * order, accumulating into the (pre-filled) result; the innermost loop
-   * then runs along contiguous memory in both. */
-  Cg *g = B->g;
-  Loop L;
-  LLVMValueRef i = loop_open(B, numel(B, &v->type, 0, v->type.rank), &L);
-  L.short_trip = span_short(B, &v->type, 0, v->type.rank);
-  store_elem(B, v->type.dtype, out, i, reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
-  loop_close(B, &L);
-  loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
-}
 
 /* ---- for cg_data.c ---- */
 
@@ -558,6 +419,11 @@ LLVMValueRef cg_dim(Body *B, Dim d) { return dimv(B, d); }
 LLVMValueRef cg_mul64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return mul64(g, a, b); }
 LLVMValueRef cg_add64(Cg *g, LLVMValueRef a, LLVMValueRef b) { return add64(g, a, b); }
 LLVMValueRef cg_numel(Body *B, const Type *t) { return numel(B, t, 0, t->rank); }
+LLVMValueRef cg_numel_span(Body *B, const Type *t, int from, int to) { return numel(B, t, from, to); }
+bool cg_span_short(Body *B, const Type *t, int from, int to) { return span_short(B, t, from, to); }
+void cg_loop_nest(Body *B, const Type *t, int from, int to, Idx *x, CgLoopBody *body, void *ctx) {
+  loop_nest(B, t, from, to, x, body, ctx);
+}
 LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t) { return lin_of(B, x, t); }
 LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin) {
   Inst tmp = {.type = ir_scalar(dt)};
@@ -676,8 +542,6 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
   return eval(B, v, &x);
 }
 
-LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) { return reduce_init(op, t); }
-LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) { return combine(g, op, acc, x); }
 static void emit_one(Body *B, Inst *i);
 void cg_emit_one(Body *B, Inst *i) { emit_one(B, i); }
 
@@ -771,7 +635,7 @@ static void emit_one(Body *B, Inst *i) {
   else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
     cg_emit_scatter(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_REDUCE)
-    emit_reduce(B, i, s->buf);
+    cg_emit_reduce(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_ARG)
     cg_emit_argreduce(B, i, s->buf);
   else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)

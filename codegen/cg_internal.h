@@ -184,6 +184,14 @@ LLVMValueRef cg_lin(Body *B, Idx *x, const Type *t);      /* row-major index */
 LLVMValueRef cg_load(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin);
 void cg_store(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef lin, LLVMValueRef x);
 typedef void CgLoopBody(Body *B, Idx *x, void *ctx);
+/* Loops over axes [from, to) of t (x->i filled there), `body` inside; the
+ * element count of those axes; whether such a loop is short (a fixed
+ * few elements in a loop body: tail folded into masked iterations). */
+void cg_loop_nest(Body *B, const Type *t, int from, int to, Idx *x, CgLoopBody *body, void *ctx);
+LLVMValueRef cg_numel_span(Body *B, const Type *t, int from, int to);
+bool cg_span_short(Body *B, const Type *t, int from, int to);
+/* cg_reduce.c: a reduction's own loop into out. */
+void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out);
 /* Loops over every position of t (x->i filled), `body` inside. */
 void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
 /* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */

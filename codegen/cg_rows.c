@@ -24,7 +24,7 @@
  * the stack, laid out j-major so the lanes read it contiguously); a member
  * read outside the group is also stored to its memory. Row reductions
  * accumulate in per-block arrays, each row combined over j = 0, 1, .. in
- * order, exactly as a loop of its own (emit_reduce) does; sums over both
+ * order, exactly as a loop of its own (cg_reduce.c) does; sums over both
  * axes keep one accumulator across the group (reassociated like every sum),
  * column sums one per j and block, added in block order. The group runs
  * on the thread pool (inline for a literal n under two chunks' worth) in

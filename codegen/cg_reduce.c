@@ -1,0 +1,151 @@
+/* cg_reduce.c -- a reduction with a loop of its own (one not fused into a
+ * loop, row or online group): over trailing axes, each kept position's
+ * block reduced into a register (rows split over the thread pool when
+ * there are enough); over leading or middle axes, the result pre-filled
+ * and the operand streamed in memory order, each element combined into
+ * its kept position. Also the combining rules every reduction shares
+ * (cg_reduce_init, cg_combine).
+ *
+ * Requires: plan and the groups (the operand evaluated where used). */
+#include "cg_internal.h"
+
+static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) {
+  if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind) /* i32: max of nothing is INT32_MIN */
+    return LLVMConstInt(t, (unsigned long long)(op == OP_sum ? 0 : op == OP_max ? INT32_MIN : INT32_MAX), 1);
+  return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
+}
+
+LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
+  if (LLVMGetTypeKind(LLVMTypeOf(acc)) == LLVMIntegerTypeKind) { /* i32, wrapping */
+    if (op == OP_sum)
+      return LLVMBuildAdd(g->b, acc, x, "");
+    LLVMValueRef a[2] = {acc, x};
+    return cg_intrinsic(g, op == OP_max ? "llvm.smax" : "llvm.smin", LLVMTypeOf(acc), a, 2);
+  }
+  if (op == OP_sum) {
+    /* Reassociation lets the vectorizer keep several partial sums. */
+    LLVMValueRef r = LLVMBuildFAdd(g->b, acc, x, "");
+    LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+    return r;
+  }
+  LLVMValueRef a[2] = {acc, x};
+  return cg_intrinsic(g, op == OP_max ? "llvm.maximum" : "llvm.minimum", LLVMTypeOf(acc), a, 2);
+}
+
+typedef struct Red {
+  const Inst *v;    /* the reduction */
+  CgAcc acc;        /* the running value (suffix case) */
+  LLVMValueRef out; /* result buffer */
+} Red;
+
+static void red_accumulate(Body *B, Idx *x, void *ctx) {
+  Red *r = ctx;
+  x->lin = NULL;
+  cg_acc_add(B->g, &r->acc, cg_eval(B, r->v->args[0], x));
+}
+
+/* out[kept] = op(out[kept], x[i]) over all of x, out pre-filled. */
+static void red_scatter(Body *B, Idx *x, void *ctx) {
+  Red *r = ctx;
+  Cg *g = B->g;
+  const Inst *v = r->v;
+  x->lin = NULL;
+  LLVMValueRef e = cg_eval(B, v->args[0], x);
+  Idx o = {v->type.rank, {0}, NULL};
+  int j = 0;
+  for (int k = 0; k < v->args[0]->type.rank; k++)
+    if (!(v->axes & (1u << k)))
+      o.i[j++] = x->i[k];
+  LLVMValueRef lin = cg_lin(B, &o, &v->type);
+  LLVMValueRef cur = cg_load(B, v->type.dtype, r->out, lin);
+  cg_store(B, v->type.dtype, r->out, lin, cg_combine(g, v->op, cur, e));
+}
+
+typedef struct Suffix {
+  Red *r;
+  int from;         /* first reduced axis */
+} Suffix;
+
+/* For each kept position: reduce the trailing block into a register. */
+static void red_suffix_outer(Body *B, Idx *x, void *ctx) {
+  Suffix *s = ctx;
+  Red *r = s->r;
+  Cg *g = B->g;
+  const Inst *v = r->v, *src = v->args[0];
+  cg_acc_init(B, &r->acc, v->op, cg_elem_type(g, v->type.dtype));
+  Idx o = *x;
+  o.rank = v->type.rank;
+  o.lin = NULL;
+  LLVMValueRef olin = cg_lin(B, &o, &v->type);
+  if (cg_flat_ok(B, src)) {
+    LLVMValueRef block = cg_numel_span(B, &src->type, s->from, src->type.rank);
+    CgLoop L;
+    LLVMValueRef j = cg_loop_range(B, i64c(g, 0), block, &L);
+    L.short_trip = cg_span_short(B, &src->type, s->from, src->type.rank);
+    Idx y = {-1, {0}, cg_add64(g, cg_mul64(g, olin, block), j)};
+    cg_acc_add(g, &r->acc, cg_eval(B, src, &y));
+    cg_loop_close(B, &L);
+  } else {
+    cg_loop_nest(B, &src->type, s->from, src->type.rank, x, red_accumulate, r);
+  }
+  cg_store(B, v->type.dtype, r->out, olin, cg_acc_value(g, &r->acc));
+}
+
+/* A reduction along the trailing axes of an [n, ...] operand (a row max
+ * or sum), inline or on the pool (cg_par_rows_worth): chunks of whole
+ * rows, each row reduced by one thread in the order of the inline loop, so
+ * the bits do not depend on the thread count. W1's three row reductions
+ * over [256, 1000] were most of what its gradient ran on one thread of
+ * two. */
+static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
+  Suffix *s = ctx;
+  const Inst *src = s->r->v->args[0];
+  Idx x = {src->type.rank, {0}, NULL};
+  if (!on) {
+    cg_loop_nest(B, &src->type, 0, s->from, &x, red_suffix_outer, s);
+    return;
+  }
+  Par par;
+  cg_par_begin_rows(B, rows, cg_numel_span(B, &src->type, 0, src->type.rank), &par);
+  /* the running value is the chunk's own (red_suffix_outer allocates it
+   * in the chunk function's entry) */
+  Red red = {s->r->v, {0}, s->r->out};
+  Suffix mine = {&red, s->from};
+  CgLoop L;
+  x.i[0] = cg_loop_range(B, par.begin, par.end, &L);
+  red_suffix_outer(B, &x, &mine);
+  cg_loop_close(B, &L);
+  cg_par_end(B, &par);
+}
+
+void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
+  const Inst *src = v->args[0];
+  int r = src->type.rank, from = r;
+  while (from > 0 && (v->axes & (1u << (from - 1))))
+    from--;
+  bool suffix = v->axes == ((1u << r) - 1) - ((1u << from) - 1);
+  Red red = {v, {0}, out};
+  Idx x = {r, {0}, NULL};
+  if (suffix) {
+    Suffix s = {&red, from};
+    if (from == 1) {
+      bool pool = cg_par_rows_worth(B, cg_numel_span(B, &src->type, 0, r));
+      row_reduce_version(B, &s, cg_numel_span(B, &src->type, 0, 1), pool);
+    } else {
+      cg_loop_nest(B, &src->type, 0, from, &x, red_suffix_outer, &s);
+    }
+    return;
+  }
+  /* Reducing leading or middle axes: stream over the operand in memory
+   * order, accumulating into the (pre-filled) result; the innermost loop
+   * then runs along contiguous memory in both. */
+  Cg *g = B->g;
+  CgLoop L;
+  LLVMValueRef i = cg_loop_range(B, i64c(g, 0), cg_numel_span(B, &v->type, 0, v->type.rank), &L);
+  L.short_trip = cg_span_short(B, &v->type, 0, v->type.rank);
+  cg_store(B, v->type.dtype, out, i, cg_reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
+  cg_loop_close(B, &L);
+  cg_loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
+}
