@@ -105,15 +105,16 @@ static LLVMValueRef int_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   }
 }
 
-/* Is v = x - max(x) with the max broadcast back over the axes it reduced
- * (directly, or reshaped to x's rank with those axes 1), so that no
- * element exceeds 0? A stable softmax's exp then takes the cheaper
- * cg_math_exp_shifted, which is exp bit for bit there. (An online group
- * evaluates the max as a shift that the block exceeds by at most its
- * slack, or sums the block again: still within that function's range.) */
-static bool shifted_by_its_max(const Inst *v) {
+/* The max m when v = x - m with m = max(x) broadcast back over the axes it
+ * reduced (directly, or reshaped to x's rank with those axes 1), so that
+ * no element exceeds 0; NULL otherwise. A stable softmax's exp then takes
+ * the cheaper cg_math_exp_shifted, which is exp bit for bit there. (An
+ * online group, cg_online.c, evaluates m as a shift that the block exceeds
+ * by at most its slack, or sums the block again: still within that
+ * function's range.) */
+const Inst *cg_shifting_max(const Inst *v) {
   if (v->op != OP_sub || v->args[1]->op != OP_broadcast)
-    return false;
+    return NULL;
   const Inst *x = v->args[0], *m = v->args[1]->args[0];
   const Type *kept = NULL; /* the reshape's type, if any */
   if (m->op == OP_reshape) {
@@ -121,15 +122,15 @@ static bool shifted_by_its_max(const Inst *v) {
     m = m->args[0];
   }
   if (m->op != OP_max || m->args[0] != x || !ir_is_float(x->type.dtype))
-    return false;
+    return NULL;
   if (!kept)
-    return m->type.rank == 0;
+    return m->type.rank == 0 ? m : NULL;
   if (kept->rank != x->type.rank)
-    return false;
+    return NULL;
   for (int k = 0; k < x->type.rank; k++)
     if ((m->axes >> k & 1) ? !ir_dim_is(kept->dim[k], 1) : !ir_dim_eq(kept->dim[k], x->type.dim[k]))
-      return false;
-  return true;
+      return NULL;
+  return m;
 }
 
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
@@ -160,7 +161,7 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   case OP_neg:
     return LLVMBuildFNeg(b, a[0], "");
   case OP_exp:
-    if (shifted_by_its_max(i->args[0]))
+    if (cg_shifting_max(i->args[0]))
       return cg_math_call(g, "exp_shifted", cg_math_exp_shifted, a[0]);
     return cg_math_call(g, "exp", cg_math_exp, a[0]);
   case OP_log:

@@ -115,6 +115,9 @@ LLVMTypeRef cg_mem_type(Cg *g, DType dt);    /* f32/f64/i8 */
 int64_t cg_elem_size(DType dt);
 /* One element of elementwise op `op` given its operands' elements. */
 LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *args);
+/* m if v is x - max(x) = m, broadcast back over the axes it reduced
+ * (every element <= 0); else NULL */
+const Inst *cg_shifting_max(const Inst *v);
 LLVMValueRef cg_intrinsic(Cg *g, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n);
 
 /* ---- cg_mathcall.c ---- */

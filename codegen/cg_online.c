@@ -104,14 +104,9 @@ static bool depends(Form *F, const Inst *v) {
 }
 
 /* x - m, the shifted operand (by rows: x - broadcast(reshape(m, [n, 1]))) */
-static bool shift_of(const Inst *m, const Inst *x, const Inst *v) {
-  if (v->op != OP_sub || v->args[0] != x || v->args[1]->op != OP_broadcast)
-    return false;
-  const Inst *b = v->args[1]->args[0];
-  return b == m || (b->op == OP_reshape && b->args[0] == m && m->type.rank == 1);
-}
+static bool shift_of(const Inst *m, const Inst *v) { return cg_shifting_max(v) == m; }
 
-static bool is_shift(Form *F, const Inst *v) { return shift_of(F->m, F->x, v); }
+static bool is_shift(Form *F, const Inst *v) { return shift_of(F->m, v); }
 
 /* Can a value depending on m give up its memory? Its readers must be able
  * to compute it where they are (elementwise values and reductions). */
@@ -376,16 +371,16 @@ static void merge(Body *B, Online *o, State *st, LLVMValueRef bm, LLVMValueRef s
 
 /* Every x - m of summand e (reached through values computed where used)
  * reads `to` instead. */
-static void set_shifts(Body *B, const Inst *m, const Inst *x, const Inst *e, LLVMValueRef to) {
+static void set_shifts(Body *B, const Inst *m, const Inst *e, LLVMValueRef to) {
   Slot *s = cg_slot(B, e);
   if (e->op == OP_param || s->has_buf)
     return;
-  if (shift_of(m, x, e)) {
+  if (shift_of(m, e)) {
     s->scalar = to;
     return;
   }
   for (int k = 0; k < e->nargs; k++)
-    set_shifts(B, m, x, e->args[k], to);
+    set_shifts(B, m, e->args[k], to);
 }
 
 /* Element `lin` of the operand's space: flat, or (row, column). */
@@ -423,12 +418,12 @@ static LLVMValueRef block_max(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef 
  * loop then keeps one accumulator for both (the same values, added in the
  * same order: the same bits), one add and one register fewer. */
 static int coef_member(Body *B, Online *o, int k) {
-  const Inst *e = o->mem[k]->args[0], *x = o->m->args[0];
+  const Inst *e = o->mem[k]->args[0];
   if (cg_slot(B, o->mem[k])->okind != OK_LIN || e->op != OP_mul)
     return -1;
-  const Inst *a = shift_of(o->m, x, e->args[1])   ? e->args[0]
-                  : shift_of(o->m, x, e->args[0]) ? e->args[1]
-                                                  : NULL;
+  const Inst *a = shift_of(o->m, e->args[1])   ? e->args[0]
+                  : shift_of(o->m, e->args[0]) ? e->args[1]
+                                               : NULL;
   for (int j = 0; a && j < o->nmem; j++)
     if (cg_slot(B, o->mem[j])->okind == OK_PLAIN && o->mem[j]->args[0] == a)
       return j;
@@ -460,10 +455,10 @@ static void block_sums(Body *B, Online *o, LLVMValueRef i0, LLVMValueRef len, LL
     LLVMBuildStore(g->b, cg_combine(g, OP_sum, load(g, o->t, acc[k]), cg_eval(B, e, &y)), acc[k]);
     if (cg_slot(B, o->mem[k])->okind == OK_LIN && coef_member(B, o, k) < 0) {
       /* its coefficients: x - m read as 1 */
-      set_shifts(B, o->m, x, e, fconst(o->t, 1));
+      set_shifts(B, o->m, e, fconst(o->t, 1));
       Idx z = y;
       LLVMBuildStore(g->b, cg_combine(g, OP_sum, load(g, o->t, cacc[k]), cg_eval(B, e, &z)), cacc[k]);
-      set_shifts(B, o->m, x, e, NULL);
+      set_shifts(B, o->m, e, NULL);
     }
   }
   cg_loop_end(B, L);

@@ -18,7 +18,8 @@
  * writes the same bytes through different values.
  *
  * Requires: plan, form_groups and the pairs have run (Slot.has_buf, group,
- * internal, acc_into, by_products, pair); results' Slot.buf set. Keeps: nothing else. */
+ * internal, acc_into, by_products, pair); results' Slot.buf set. Keeps:
+ * nothing else. */
 #include <stdlib.h>
 #include <string.h>
 
