@@ -392,7 +392,8 @@ bool cg_par_worth(Body *B, LLVMValueRef n);
 bool cg_par_short(Body *B);
 enum { SHORT_TRIP = 128 };
 /* Starts the parallel loop: the builder moves to the loop's own function,
- * whose range is [p->begin, p->end). */
+ * whose range is [p->begin, p->end). A flat loop over n elements (this and
+ * cg_par_begin_chunks): its stores may stream (cg_stream.c). */
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p);
 /* The same with at most maxchunks chunks (an i64; at most 1024). */
 void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p);
@@ -437,6 +438,17 @@ bool cg_argcheck_fast(Cg *g, Function *f, LLVMValueRef fn, const int *syms, int 
                       LLVMValueRef symv, LLVMBasicBlockRef slow);
 /* The symbols f's signature mentions, in order of first appearance. */
 int cg_func_syms(Module *m, Function *f, int *out);
+
+/* ---- cg_stream.c ---- */
+/* The function attribute of a flat loop's function (cg_parallel.c), whose
+ * context's slot 0 is the loop's element count. */
+#define CG_STREAM_ATTR "sgc-flat-loop"
+/* Bytes an output must have to be streamed: well past a core's caches,
+ * so that it would have left them before anyone read it. */
+enum { CG_STREAM_MIN = 16 << 20 };
+/* After the optimizer at -O2 and up: the vector stores of large flat
+ * loops become non-temporal where aligned. */
+void cg_stream_stores(LLVMModuleRef mod, LLVMTargetMachineRef tm);
 
 /* ---- cg_split.c ---- */
 /* Move pieces of a big function body into noinline functions of their own,

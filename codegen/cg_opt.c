@@ -47,8 +47,8 @@
  * is kept in both halves. */
 enum { SPLIT_MIN = 1500, SMALL_FN = 300 };
 
-/* `passes` (NULL: default<On>) with the vectorizers and unrolling of
- * level n. */
+/* `passes` (NULL: default<On>, then streaming stores) with the
+ * vectorizers and unrolling of level n. */
 static LLVMErrorRef run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level,
                                  const char *passes) {
   char dflt[32];
@@ -59,6 +59,8 @@ static LLVMErrorRef run_pipeline(LLVMModuleRef mod, LLVMTargetMachineRef tm, int
   LLVMPassBuilderOptionsSetLoopUnrolling(po, level >= 2);
   LLVMErrorRef e = LLVMRunPasses(mod, passes ? passes : dflt, tm, po);
   LLVMDisposePassBuilderOptions(po);
+  if (!e && !passes && level >= 2)
+    cg_stream_stores(mod, tm);
   return e;
 }
 

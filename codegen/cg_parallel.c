@@ -54,13 +54,8 @@ static LLVMValueRef parent_fn(LLVMValueRef v) {
   return NULL;
 }
 
-LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
-  Par *p = B->par;
-  if (!p || !v || LLVMIsAConstant(v) || parent_fn(v) == p->fn)
-    return v;
-  for (int k = 0; k < p->ncap; k++)
-    if (p->outer[k] == v)
-      return p->inner[k];
+/* v's next slot of the loop's context, loaded at its function's entry. */
+static LLVMValueRef capture(Body *B, Par *p, LLVMValueRef v) {
   if (p->ncap == p->capcap) {
     p->capcap = p->capcap ? 2 * p->capcap : 8;
     p->outer = xrealloc(p->outer, sizeof(LLVMValueRef) * (size_t)p->capcap);
@@ -77,6 +72,16 @@ LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
   p->inner[p->ncap] = x;
   p->ncap++;
   return x;
+}
+
+LLVMValueRef cg_outer(Body *B, LLVMValueRef v) {
+  Par *p = B->par;
+  if (!p || !v || LLVMIsAConstant(v) || parent_fn(v) == p->fn)
+    return v;
+  for (int k = 0; k < p->ncap; k++)
+    if (p->outer[k] == v)
+      return p->inner[k];
+  return capture(B, p, v);
 }
 
 LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const char *name) {
@@ -125,12 +130,26 @@ bool cg_par_rows_worth(Body *B, LLVMValueRef total) {
   return !LLVMIsAConstantInt(total) || LLVMConstIntGetSExtValue(total) >= 2 * PAR_CHUNK;
 }
 
+/* A flat loop's function may stream its stores (cg_stream.c): it is
+ * marked, and slot 0 of its context is n, even a literal one -- unless n
+ * is a literal too small for any element type. */
+static void mark_flat(Body *B, Par *p) {
+  if (LLVMIsAConstantInt(p->n) && LLVMConstIntGetSExtValue(p->n) < CG_STREAM_MIN / 8)
+    return;
+  const char *kind = CG_STREAM_ATTR;
+  LLVMAddAttributeAtIndex(p->fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateStringAttribute(B->g->ctx, kind, (unsigned)strlen(kind), "", 0));
+  capture(B, p, p->n);
+}
+
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
   par_begin(B, n, PAR_CHUNK, i64c(B->g, PAR_MAX_CHUNKS), 1, p);
+  mark_flat(B, p);
 }
 
 void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p) {
   par_begin(B, n, PAR_CHUNK, maxchunks, 1, p);
+  mark_flat(B, p);
 }
 
 void cg_par_begin_blocks(Body *B, LLVMValueRef n, int64_t least, int64_t most, int64_t align, Par *p) {
