@@ -361,9 +361,9 @@ void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
   B->pair_i0 = i0;
   Slot *zs = cg_slot(B, p->fwd);
   LLVMValueRef z = zs->pairbuf ? zs->pairbuf : at(B, dt, buf_of(B, p->fwd), i0);
-  LLVMValueRef args[6] = {rows, d, m, d, buf_of(B, p->vec), z};
-  LLVMTypeRef ps[6] = {g->i64, g->i64, g->ptr, g->i64, g->ptr, g->ptr};
-  call(B, dt == DT_F64 ? "sg_rt_gemv_rows_f64" : "sg_rt_gemv_rows_f32", args, ps, 6);
+  LLVMValueRef args[7] = {rows, d, m, d, buf_of(B, p->vec), z, LLVMConstInt(g->i32, p->adj != NULL, 0)};
+  LLVMTypeRef ps[7] = {g->i64, g->i64, g->ptr, g->i64, g->ptr, g->ptr, g->i32};
+  call(B, dt == DT_F64 ? "sg_rt_gemv_rows_f64" : "sg_rt_gemv_rows_f32", args, ps, 7);
 }
 
 void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk) {

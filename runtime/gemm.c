@@ -468,16 +468,16 @@ int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, c
 #else
 #define GEMV_PAIR_DISPATCH(T, SUF, CALL) CALL(T##_generic);
 #endif
-#define ROWS_CALL(S) gemv_rows_##S(rows, d, mat, ld, v, out)
+#define ROWS_CALL(S) gemv_rows_##S(rows, d, mat, ld, v, out, shared)
 #define ACC_CALL(S) gemv_acc_##S(rows, d, g, mat, ld, acc, z)
 
 void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
-                         float *out) {
+                         float *out, int shared) {
   GEMV_PAIR_DISPATCH(f32, f32, ROWS_CALL)
 }
 
 void sg_rt_gemv_rows_f64(int64_t rows, int64_t d, const double *mat, int64_t ld,
-                         const double *v, double *out) {
+                         const double *v, double *out, int shared) {
   GEMV_PAIR_DISPATCH(f64, f64, ROWS_CALL)
 }
 

@@ -160,11 +160,13 @@ void sg_rt_gemmz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 /* One block of rows of a matrix-vector product and its adjoint, fused
  * (codegen/cg_gemvpair.c): out[i] = sum_j mat[i*ld + j] v[j] for i < rows,
  * exactly as sg_rt_gemm computes x @ v; and acc[j] += sum_i g[i] mat[i*ld + j]
- * for j < d, leaving out terms whose g[i] is 0 when z (sg_rt_gemmz's rule). */
+ * for j < d, leaving out terms whose g[i] is 0 when z (sg_rt_gemmz's rule).
+ * shared: sg_rt_gemv_acc follows on the same rows (the two share the
+ * prefetching of later blocks). */
 void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
-                         float *out);
+                         float *out, int shared);
 void sg_rt_gemv_rows_f64(int64_t rows, int64_t d, const double *mat, int64_t ld,
-                         const double *v, double *out);
+                         const double *v, double *out, int shared);
 void sg_rt_gemv_acc_f32(int64_t rows, int64_t d, const float *g, const float *mat, int64_t ld,
                         float *acc, int z);
 void sg_rt_gemv_acc_f64(int64_t rows, int64_t d, const double *g, const double *mat, int64_t ld,

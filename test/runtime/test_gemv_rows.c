@@ -67,7 +67,7 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
     if (zero_at >= 0 && zero_at < rows) /* the only zero factor, mid-way */                      \
       x[zero_at * d] = NAN, x[zero_at * d + d - 1] = -INFINITY;                                  \
     sg_rt_gemm_##SUF(0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                                    \
-    sg_rt_gemv_rows_##SUF(rows, d, x, d, v, z2);                                                 \
+    sg_rt_gemv_rows_##SUF(rows, d, x, d, v, z2, (int)(rows & 1));                                \
     /* (one row: sg_rt_gemm takes its row-vector path, another order) */                      \
     for (int64_t i = 0; i < rows; i++)                                                           \
       CHECK(rows == 1 ? fabs((double)z1[i] - (double)z2[i]) <= 1e-5 * (1 + fabs((double)z1[i]))  \
