@@ -1,7 +1,6 @@
-/* A function body: decide which values get memory (cg_plan.c), form the
- * row, online and loop groups and the matrix-vector pairs, lay out the
- * temporaries (cg_temps.c), then emit one loop nest per value that has
- * memory, in program order.
+/* The values of a function body, in program order (cg_emit_block; the
+ * body's frame, which decides which values get memory and forms the
+ * groups first, is cg_body.c): one loop nest per value that has memory.
  *
  * Fusion is by evaluation: a value without memory is computed where it is
  * used, element by element (eval), inside its user's loop. So a chain of
@@ -14,7 +13,7 @@
  * flat element range, which is what LLVM's loop vectorizer likes best. */
 #include <string.h>
 
-#include <llvm-c/DebugInfo.h>
+#include <llvm-c/DebugInfo.h> /* LLVMTemporaryMDNode, for loop metadata */
 
 #include "cg_internal.h"
 
@@ -457,57 +456,6 @@ void cg_emit_view(Body *B, Inst *v) {
   s->computed = true;
 }
 
-/* ---- size checks ---- */
-
-/* a * b for sizes (non-negative), or-ing into *ovf whether it passed 2^62. */
-static LLVMValueRef mul_checked(Body *B, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *ovf) {
-  Cg *g = B->g;
-  LLVMValueRef args[2] = {a, b};
-  LLVMValueRef r = cg_intrinsic(g, "llvm.umul.with.overflow", g->i64, args, 2);
-  LLVMValueRef v = LLVMBuildExtractValue(g->b, r, 0, "");
-  LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGT, v, i64c(g, (int64_t)1 << 62), "");
-  LLVMValueRef o = LLVMBuildOr(g->b, LLVMBuildExtractValue(g->b, r, 1, ""), big, "");
-  *ovf = *ovf ? LLVMBuildOr(g->b, *ovf, o, "") : o;
-  return v;
-}
-
-static void check_sizes(Body *B, int n) {
-  Cg *g = B->g;
-  LLVMValueRef ovf = NULL;
-  const Type **seen = xmalloc(sizeof(Type *) * (size_t)(n + 1));
-  int nseen = 0;
-  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
-    if (i->nregions)
-      continue;
-    const Type *t = i->op == OP_count ? &i->attr : &i->type;
-    if (ir_static_numel(t) >= 0 && ir_static_numel(t) < ((int64_t)1 << 40))
-      continue; /* known small */
-    bool dup = false;
-    for (int k = 0; k < nseen && !dup; k++)
-      dup = ir_shape_eq(seen[k], t);
-    if (dup)
-      continue;
-    seen[nseen++] = t;
-    LLVMValueRef bytes = i64c(g, 8);
-    for (int k = 0; k < t->rank; k++)
-      bytes = mul_checked(B, bytes, dimv(B, t->dim[k]), &ovf);
-  }
-  free(seen);
-  if (!ovf)
-    return;
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "too_large");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "sizes_ok");
-  LLVMBuildCondBr(g->b, ovf, bad, ok);
-  LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->ptr, 1, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "sg_rt_too_large");
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, "sg_rt_too_large", fty);
-  LLVMValueRef name = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
-  LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, fn, &name, 1, ""));
-  LLVMPositionBuilderAtEnd(g->b, ok);
-}
-
 static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
                                LLVMTypeRef *fty) {
   *fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
@@ -544,6 +492,12 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
 
 static void emit_one(Body *B, Inst *i);
 void cg_emit_one(Body *B, Inst *i) { emit_one(B, i); }
+
+void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst) {
+  Fill fl = {v, dst, false};
+  Idx x = {v->type.rank, {0}, NULL};
+  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
+}
 
 void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
   Fill fl = {v, dst, false};
@@ -642,183 +596,4 @@ static void emit_one(Body *B, Inst *i) {
     cg_emit_random(B, i, s->buf);
   else
     emit_fill(B, i, s->buf);
-}
-
-/* exp & co. are expanded inline (cg_math.c), about seventy instructions
- * each; a body with more than this many calls them (cg_mathcall.c), which
- * keeps LLVM's time on it in proportion. */
-enum { MATH_INLINE_MAX = 256 };
-
-static bool expands_to_math(Op op) {
-  return op == OP_exp || op == OP_log || op == OP_log1p || op == OP_expm1 || op == OP_tanh ||
-         op == OP_sigmoid || op == OP_softplus;
-}
-
-/* Where argument k's data is, in the body: its parameter, or for a wide
- * signature the two loads through the export's array of descriptors,
- * which nothing writes during the call (marked CG_MD_FIXED: cg_split.c
- * loads them again in each piece that uses them instead of passing them). */
-static LLVMValueRef arg_data(Cg *g, LLVMValueRef fn, int k, bool wide) {
-  if (!wide)
-    return LLVMGetParam(fn, (unsigned)k);
-  LLVMValueRef idx = i64c(g, k);
-  LLVMValueRef at = LLVMBuildInBoundsGEP2(g->b, g->ptr, LLVMGetParam(fn, 0), &idx, 1, "");
-  LLVMValueRef loads[2];
-  loads[0] = LLVMBuildLoad2(g->b, g->ptr, at, "desc"); /* sg_tensor.data is the first field */
-  loads[1] = LLVMBuildLoad2(g->b, g->ptr, loads[0], "data");
-  unsigned kind = cg_md_kind(g->ctx, CG_MD_FIXED);
-  for (int j = 0; j < 2; j++)
-    LLVMSetMetadata(loads[j], kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, NULL, 0)));
-  return loads[1];
-}
-
-LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide) {
-  int nptr = f->nparams + f->nresults, ndata = wide ? 1 : nptr;
-  LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(ndata + nsyms + 1));
-  for (int k = 0; k < ndata; k++)
-    pt[k] = g->ptr;
-  for (int k = 0; k < nsyms; k++)
-    pt[ndata + k] = g->i64;
-  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, (unsigned)(ndata + nsyms), 0));
-  free(pt);
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  for (int k = 0; k < ndata && !wide; k++)
-    LLVMAddAttributeAtIndex(fn, (unsigned)k + 1, LLVMCreateEnumAttribute(g->ctx, noalias, 0));
-
-  int n = ir_renumber(f);
-  Body B = {.g = g, .f = f, .fn = fn};
-  for (Inst *i = f->first; i && !B.has_regions; i = ir_walk_next(i))
-    B.has_regions = i->nregions || i->op == OP_proj;
-  int nmath = 0;
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    nmath += expands_to_math(i->op);
-  }
-  g->math_calls = nmath > MATH_INLINE_MAX;
-  B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
-  memset(B.symv, 0, sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
-  for (int k = 0; k < nsyms; k++)
-    B.symv[syms[k]] = LLVMGetParam(fn, (unsigned)(ndata + k));
-  B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
-  B.rg = xmalloc(sizeof(*B.rg) * (size_t)(n + 1));
-  memset(B.rg, 0, sizeof(*B.rg) * (size_t)(n + 1));
-  B.pslot = xmalloc(sizeof(Slot) * (size_t)(f->nparams + 1));
-  B.entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
-  LLVMPositionBuilderAtEnd(g->b, B.entry);
-  cg_debug_func(g, fn, f);
-
-  LLVMValueRef *data = xmalloc(sizeof(LLVMValueRef) * (size_t)(nptr + 1));
-  for (int k = 0; k < nptr; k++)
-    data[k] = arg_data(g, fn, k, wide);
-  for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1, .online = -1};
-  cg_plan(&B, n);
-  if (!B.has_regions) {
-    cg_rows_form(&B, n);
-    cg_online_form(&B, n);
-  }
-  cg_groups_form(&B, n);
-  cg_pairs_form(&B, n);
-
-  /* Results computed straight into the caller's buffers, unless the body
-   * can fail midway (then they are copied out at the end): an op that
-   * checks its operands, at any depth, or a loop's tape or checkpoints
-   * running out of memory. */
-  bool may_fail = false;
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    may_fail |= (ir_ops[i->op].flags & F_FAILS) != 0 || i->op == OP_unloop;
-  for (int k = 0; k < f->nresults && !may_fail; k++) {
-    Inst *v = f->results[k];
-    Slot *s = slot(&B, v);
-    bool computes = v->op != OP_param && v->op != OP_reshape && !s->view;
-    if (computes && !s->buf)
-      s->buf = data[f->nparams + k];
-  }
-  /* Every shape the body loops over or stores must fit: a broadcast can
-   * multiply the argument sizes past 64 bits. Checked once, at entry. */
-  check_sizes(&B, n);
-  /* Temporaries: one block from the thread's workspace. A function
-   * without loops or branches lays them out by liveness (cg_temps.c:
-   * temporaries never live at once share bytes); one with them, one after
-   * the other, with room for the regions' buffers (cg_region.c). */
-  LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
-  bool plain = true;
-  for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
-    plain = !i->nregions && i->op != OP_proj;
-  LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
-  bool any_temp = total != NULL || B.npairs;
-  if (!total)
-    total = i64c(g, 0);
-  total = cg_pairs_reserve(&B, total);
-  for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
-    Slot *s = slot(&B, i);
-    if (i->nregions) {
-      total = cg_region_reserve(&B, i, total);
-      any_temp = true;
-      continue;
-    }
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || i->op == OP_proj || s->internal ||
-        s->acc_into || s->inplace_of)
-      continue;
-    offset[i->id] = total;
-    LLVMValueRef bytes = mul64(g, numel(&B, &i->type, 0, i->type.rank), i64c(g, cg_elem_size(i->type.dtype)));
-    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-    total = add64(g, total, bytes);
-    s->temp = i->id;
-    any_temp = true;
-  }
-  LLVMValueRef base = NULL;
-  LLVMTypeRef fty;
-  if (any_temp) {
-    LLVMValueRef alloc = declare_rt(g, "sg_rt_ws_acquire", g->ptr, &g->i64, 1, &fty);
-    base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
-    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
-    LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, base, ""), fail, ok);
-    LLVMPositionBuilderAtEnd(g->b, fail);
-    LLVMTypeRef ps[2] = {g->ptr, g->i64};
-    LLVMValueRef failed = declare_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
-    const char *public_name = f->name;
-    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, public_name, "fname"), total};
-    LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
-    LLVMPositionBuilderAtEnd(g->b, ok);
-    for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-      Slot *s = slot(&B, i);
-      if (s->temp >= 0)
-        s->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &offset[i->id], 1, "");
-      if (i->nregions)
-        cg_region_bind(&B, i, base);
-    }
-    cg_pairs_bind(&B, base);
-  }
-  free(offset);
-
-  B.temps = base;
-  cg_emit_block(&B, f->first);
-  /* Results that are not already in their output buffer are copied there. */
-  for (int k = 0; k < f->nresults; k++) {
-    Inst *v = f->results[k];
-    LLVMValueRef out = data[f->nparams + k];
-    if (slot(&B, v)->buf == out)
-      continue;
-    Fill fl = {v, out, false};
-    Idx x = {v->type.rank, {0}, NULL};
-    loop_nest(&B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
-  }
-  cg_region_finish(&B);
-  if (base) {
-    LLVMValueRef fr = declare_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
-    LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
-  }
-  LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
-  cg_region_free(&B);
-  free(B.rg);
-  cg_debug_end(g);
-  free(B.symv);
-  free(B.slot);
-  free(B.pslot);
-  free(B.pairs);
-  free(data);
-  g->math_calls = false;
-  return fn;
 }

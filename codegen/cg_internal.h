@@ -150,6 +150,7 @@ bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
 Slot *cg_slot(Body *B, const Inst *v);
 LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
 void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst);  /* dst[i] = v[i] */
+void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst);   /* the same, by its loop nest */
 void cg_emit_block(Body *B, Inst *first);                      /* a block's values */
 LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t);
 LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in memory */
