@@ -8,15 +8,17 @@
  * After LLVM's pipeline at -O2 and up, on x86-64, in every flat loop's
  * function (marked CG_STREAM_ATTR by cg_parallel.c; slot 0 of its context
  * is the loop's element count n), each vector store of 32 bytes or more
- * that does not go to the stack -- the vectorized loop's -- becomes
+ * that does not go to the stack -- the vectorized loop's -- in a block of
+ * at most STREAM_MAX_INSTS instructions per such store becomes
  *
  *   if (address aligned to the vector && n elements >= CG_STREAM_MIN bytes)
  *     non-temporal store (a whole line, or half of one next to the other)
  *   else
  *     the store as it was
  *
- * through an always-inline helper that LLVM's inliner expands right after.
- * The test is per store and costs two instructions per 64 bytes; a vector
+ * through an always-inline helper that LLVM's inliner expands right after
+ * (giving its stores the call's alias scopes). The test is per store; a
+ * vector
  * store is what LLVM makes of the scalar loop cg writes, so this cannot be
  * decided before LLVM has vectorized it (and LLVM's vectorizer refuses a
  * loop whose scalar stores are marked non-temporal but only element
@@ -41,6 +43,14 @@ static bool is_flat_loop(LLVMValueRef fn) {
   return LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, CG_STREAM_ATTR,
                                        (unsigned)strlen(CG_STREAM_ATTR)) != NULL;
 }
+
+/* Instructions per vector store at most in the block of a store that
+ * streams. A loop doing more per line it stores is limited by its
+ * arithmetic, not by memory: the line fill is hidden there, and the test
+ * per store costs more than the fill (bench ew_grad, three transcendental
+ * functions, 120 instructions a store: 16% slower with the test, even
+ * without streaming; W3's second pass, 35: 2%). */
+enum { STREAM_MAX_INSTS = 64 };
 
 static bool on_stack(LLVMValueRef p) {
   while (LLVMIsAGetElementPtrInst(p))
@@ -97,6 +107,25 @@ static LLVMValueRef helper(LLVMModuleRef mod, LLVMTypeRef vt, LLVMTypeRef *fty) 
   return fn;
 }
 
+/* A store of vector type of 32 bytes or more, not to the stack, plain. */
+static bool candidate(LLVMTargetDataRef dl, LLVMValueRef i) {
+  if (!LLVMIsAStoreInst(i) || LLVMGetVolatile(i) || LLVMGetOrdering(i) != LLVMAtomicOrderingNotAtomic)
+    return false;
+  LLVMTypeRef vt = LLVMTypeOf(LLVMGetOperand(i, 0));
+  return LLVMGetTypeKind(vt) == LLVMVectorTypeKind && LLVMABISizeOfType(dl, vt) >= 32 &&
+         LLVMABISizeOfType(dl, LLVMGetElementType(vt)) <= 8 && !on_stack(LLVMGetOperand(i, 1));
+}
+
+/* Whether bb's stores are few enough for its arithmetic to stream. */
+static bool memory_bound(LLVMTargetDataRef dl, LLVMBasicBlockRef bb) {
+  int insts = 0, stores = 0;
+  for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+    insts++;
+    stores += candidate(dl, i);
+  }
+  return stores > 0 && insts <= STREAM_MAX_INSTS * stores;
+}
+
 /* Rewrites fn's vector stores; false if it has none. */
 static bool stream_function(LLVMModuleRef mod, LLVMValueRef fn) {
   LLVMContextRef ctx = LLVMGetModuleContext(mod);
@@ -105,19 +134,19 @@ static bool stream_function(LLVMModuleRef mod, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
   LLVMValueRef n = NULL, big[9] = {0}; /* by element size */
   bool any = false;
-  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+  LLVMBasicBlockRef nextbb;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = nextbb) {
+    nextbb = LLVMGetNextBasicBlock(bb);
+    if (!memory_bound(dl, bb))
+      continue;
     LLVMValueRef next;
     for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = next) {
       next = LLVMGetNextInstruction(i);
-      if (!LLVMIsAStoreInst(i) || LLVMGetVolatile(i) || LLVMGetOrdering(i) != LLVMAtomicOrderingNotAtomic)
+      if (!candidate(dl, i))
         continue;
       LLVMValueRef v = LLVMGetOperand(i, 0), p = LLVMGetOperand(i, 1);
       LLVMTypeRef vt = LLVMTypeOf(v);
-      if (LLVMGetTypeKind(vt) != LLVMVectorTypeKind || LLVMABISizeOfType(dl, vt) < 32 || on_stack(p))
-        continue;
       unsigned long long esize = LLVMABISizeOfType(dl, LLVMGetElementType(vt));
-      if (esize > 8)
-        continue;
       if (!big[esize]) { /* from the loop's element count, at the entry */
         LLVMValueRef first = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn));
         LLVMPositionBuilderBefore(b, first);
@@ -131,6 +160,14 @@ static bool stream_function(LLVMModuleRef mod, LLVMValueRef fn) {
       LLVMValueRef args[3] = {v, p, big[esize]};
       LLVMValueRef call = LLVMBuildCall2(b, fty, h, args, 3, "");
       LLVMInstructionSetDebugLoc(call, LLVMInstructionGetDebugLoc(i));
+      /* the inliner gives the call's alias scopes to the stores it inlines */
+      const char *kinds[2] = {"alias.scope", "noalias"};
+      for (int k = 0; k < 2; k++) {
+        unsigned kind = LLVMGetMDKindIDInContext(ctx, kinds[k], (unsigned)strlen(kinds[k]));
+        LLVMValueRef md = LLVMGetMetadata(i, kind);
+        if (md)
+          LLVMSetMetadata(call, kind, md);
+      }
       LLVMInstructionEraseFromParent(i);
       any = true;
     }
