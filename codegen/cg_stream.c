@@ -7,12 +7,12 @@
  *
  * After LLVM's pipeline at -O2 and up, on x86-64, in every flat loop's
  * function (marked CG_STREAM_ATTR by cg_parallel.c; slot 0 of its context
- * is the loop's element count n), each vector store of 32 bytes or more
+ * is the loop's element count n), each vector store of 16 bytes or more
  * that does not go to the stack -- the vectorized loop's -- in a block of
  * at most STREAM_MAX_INSTS instructions per such store becomes
  *
  *   if (address aligned to the vector && n elements >= CG_STREAM_MIN bytes)
- *     non-temporal store (a whole line, or half of one next to the other)
+ *     non-temporal store (a line, or part of one that the next stores fill)
  *   else
  *     the store as it was
  *
@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -107,12 +108,12 @@ static LLVMValueRef helper(LLVMModuleRef mod, LLVMTypeRef vt, LLVMTypeRef *fty) 
   return fn;
 }
 
-/* A store of vector type of 32 bytes or more, not to the stack, plain. */
+/* A store of vector type of 16 bytes or more, not to the stack, plain. */
 static bool candidate(LLVMTargetDataRef dl, LLVMValueRef i) {
   if (!LLVMIsAStoreInst(i) || LLVMGetVolatile(i) || LLVMGetOrdering(i) != LLVMAtomicOrderingNotAtomic)
     return false;
   LLVMTypeRef vt = LLVMTypeOf(LLVMGetOperand(i, 0));
-  return LLVMGetTypeKind(vt) == LLVMVectorTypeKind && LLVMABISizeOfType(dl, vt) >= 32 &&
+  return LLVMGetTypeKind(vt) == LLVMVectorTypeKind && LLVMABISizeOfType(dl, vt) >= 16 &&
          LLVMABISizeOfType(dl, LLVMGetElementType(vt)) <= 8 && !on_stack(LLVMGetOperand(i, 1));
 }
 
@@ -148,10 +149,11 @@ static bool stream_function(LLVMModuleRef mod, LLVMValueRef fn) {
       LLVMTypeRef vt = LLVMTypeOf(v);
       unsigned long long esize = LLVMABISizeOfType(dl, LLVMGetElementType(vt));
       if (!big[esize]) { /* from the loop's element count, at the entry */
-        LLVMValueRef first = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn));
-        LLVMPositionBuilderBefore(b, first);
-        if (!n)
+        if (!n) {
+          LLVMPositionBuilderBefore(b, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn)));
           n = LLVMBuildLoad2(b, i64, LLVMGetParam(fn, 0), "stream.n");
+        }
+        LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(n));
         big[esize] = LLVMBuildICmp(b, LLVMIntSGE, n, LLVMConstInt(i64, CG_STREAM_MIN / esize, 0), "big");
       }
       LLVMTypeRef fty;
@@ -214,4 +216,8 @@ void cg_stream_stores(LLVMModuleRef mod, LLVMTargetMachineRef tm) {
     if (!strncmp(name, "sgc.stream.store.", 17) && !LLVMGetFirstUse(fn))
       LLVMDeleteFunction(fn);
   }
+  char *msg = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+    die("cg_stream_stores left an invalid module: %s", msg);
+  LLVMDisposeMessage(msg);
 }

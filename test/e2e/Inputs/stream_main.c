@@ -1,10 +1,10 @@
 /* Driver for stream_stores.test: outputs of 16 MiB and more are written
  * with non-temporal stores where the address allows (codegen/cg_stream.c),
  * smaller ones as before. Every element is checked exactly (the inputs are
- * small multiples of 1/2, so 3x + 1, x^2 and 3 s are exact), for outputs
+ * small multiples of 1/2, so 3x + 1, x^2, 3 s, x + 1 and 2y are exact), for outputs
  * aligned to 64 bytes and 4 bytes past that, sizes just over the threshold
  * with a ragged tail and well under it: f32 affine(x) and its vjp, f64
- * sq(x). */
+ * sq(x), and mix(x, y), one loop storing both types. */
 #include <stdint.h>
 
 #include "sgtest.h"
@@ -60,6 +60,16 @@ static void f64_case(int64_t n, int skew) {
   free_all();
 }
 
+/* One loop writing a float and a double output. */
+static void mix_case(int64_t n, int skew) {
+  sg_tensor x = vec(SG_F32, n, 0), y = vec(SG_F64, n, 0);
+  sg_tensor a = vec(SG_F32, n, skew), b = vec(SG_F64, n, skew);
+  CHECK_EQ_INT(mix(&x, &y, &a, &b), SG_OK);
+  CHECK_ALL(a, x, x_ + 1);
+  CHECK_ALL(b, y, 2 * x_);
+  free_all();
+}
+
 int main(void) {
   const int64_t f32_min = (16 << 20) / 4, f64_min = (16 << 20) / 8;
   const int skews[] = {0, 4, 32};
@@ -69,7 +79,8 @@ int main(void) {
     f32_case(1000, skews[k]);
     f64_case(f64_min + 5, skews[k] * 2);
     f64_case(f64_min - 1, skews[k] * 2);
+    mix_case(f32_min + 37, skews[k] * 2);
   }
-  printf("ok: affine, its vjp and sq, streamed and not\n");
+  printf("ok: affine, its vjp, sq and mix, streamed and not\n");
   return sgt_finish();
 }
