@@ -23,7 +23,8 @@ from their poles (log(1 + square(x))...), and exp a bounded one.
 Both modes also build the cases where exactness rules fix a gradient
 (spec section 7, docs/language.md 4.3-4.5):
   * guarded selects: select(COND, good, poison) with COND true for every
-    input the checker passes (a parameter, whose data is finite, > -2), and
+    input the checker passes (a parameter of the last export, which no
+    function calls, whose data is finite, > -2; or zeros_like(e) < 1), and
     a poison branch made by the full generator (every op, kinks included)
     from live values, in which some leaves are NaN or infinite
     (sqrt(-1 - square(q)), exp(1000 + square(q)), 1 / (0 * q)...): that
@@ -151,6 +152,7 @@ class Gen:
         self.smooth = smooth
         self.max_depth = max_depth
         self.marks = []
+        self.uncalled = False  # no later function calls the one being made (program())
         self.poisoning = False  # leaves may be NaN or infinite (a poison branch)
 
     # ---- helpers ----
@@ -184,9 +186,12 @@ class Gen:
     # ---- programs ----
     def program(self):
         funcs = []
+        self.uncalled = False
         for i in range(self.r.randint(0, 3)):
             funcs.append(self.function("h%d" % i, False, funcs))
-        for i in range(self.r.randint(1, 2)):
+        nexp = self.r.randint(1, 2)
+        for i in range(nexp):
+            self.uncalled = i == nexp - 1  # functions call only earlier ones
             funcs.append(self.function("f%d" % i, True, funcs))
         return Program(funcs, self.smooth, self.marks)
 
@@ -485,7 +490,11 @@ class Gen:
             bad = "(%s + %s)" % (bad, leaf)
         self.smooth, self.poisoning = saved
         picks_first = self.chance(0.5)
-        if cparams and self.chance(0.7):
+        # A parameter is > -2 only where the checker passes it: the last
+        # export's. A helper's, or an export's that the last one calls, is
+        # whatever the caller computes (3 ceil(s) + 0.25, say), which could
+        # choose the poison.
+        if cparams and self.chance(0.7) and self.uncalled:
             c = self.r.choice(cparams).name
             cond = "%s %s -2" % (c, ">" if picks_first else "<")
         else:
