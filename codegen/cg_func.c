@@ -500,8 +500,6 @@ void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst) {
 }
 
 void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
-  Fill fl = {v, dst, false};
-  Idx x = {v->type.rank, {0}, NULL};
   if (v->type.rank <= 1 || flat_ok(B, v)) {
     Loop L;
     cg_alias_begin(B);
@@ -513,7 +511,7 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst) {
     cg_alias_end(B);
     return;
   }
-  loop_nest(B, &v->type, 0, v->type.rank, &x, fill_one, &fl);
+  cg_fill_nest(B, v, dst);
 }
 
 /* Once v is computed, a scalar goes into a register (Slot.scalar); a

@@ -17,12 +17,11 @@
  *     the store as it was
  *
  * through an always-inline helper that LLVM's inliner expands right after
- * (giving its stores the call's alias scopes). The test is per store; a
- * vector
- * store is what LLVM makes of the scalar loop cg writes, so this cannot be
- * decided before LLVM has vectorized it (and LLVM's vectorizer refuses a
- * loop whose scalar stores are marked non-temporal but only element
- * aligned). Each return of such a function is preceded by an sfence:
+ * (giving its stores the call's alias scopes). The test is per store: a
+ * vector store is what LLVM makes of the scalar loop cg writes, so this
+ * cannot be decided before LLVM has vectorized it (and LLVM's vectorizer
+ * refuses a loop whose scalar stores are marked non-temporal but only
+ * element aligned). Each return of such a function is preceded by an sfence:
  * non-temporal stores are weakly ordered, and the thread that waits for
  * the chunk reads them next.
  *

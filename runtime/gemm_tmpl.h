@@ -667,8 +667,11 @@ static inline void F(prefetch_block)(const T *mat, int64_t rows, int64_t ld, int
  * (shared 0), it prefetches the next block. When gemv_acc follows on the
  * same rows (shared 1), each of the two prefetches half of the block after
  * next, spread over its own steps: memory is asked for rows through more
- * of the block's time, and early enough (bench W2 from cold memory, the
- * two interleaved in one process: 2.17 -> 2.06 ns a row). */
+ * of the block's time, and early enough. With the 4 KB blocks of a large
+ * M (cg_gemvpair.c) this was the fastest variant in every set measured
+ * (bench W2 from cold memory, all interleaved in one process: 2.97-3.02
+ * against 3.48-3.53 ns a row before); with 8 KB blocks alone it was
+ * faster in some stretches and slower in others. */
 static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, const T *v,
                              T *out, int shared) {
   enum { STEP = 16 };
