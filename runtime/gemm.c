@@ -22,8 +22,11 @@
  * each call picks one with __builtin_cpu_supports. That is explicit dispatch
  * instead of target_clones: the ISAs need different register tiles (16 vs
  * 32 vector registers), and no ifunc is involved, so static linking and
- * non-glibc systems behave like everything else. The feature test reads
- * libgcc's CPU model (filled once at startup), so it costs nothing. */
+ * non-glibc systems behave like everything else. The ISA is found once and
+ * kept (sg_rt_gemm_isa): testing again on every call (libgcc's init call
+ * and three feature tests) was 2-3% of bench W2's profile in cache, where
+ * a fused pair makes two calls per block of 64 rows. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,108 +357,22 @@ static int cpu_has(int isa) {
 }
 
 int sg_rt_gemm_isa(void) {
-  return cpu_has(SG_RT_ISA_AVX512) ? SG_RT_ISA_AVX512
-         : cpu_has(SG_RT_ISA_AVX2) ? SG_RT_ISA_AVX2
-                                   : SG_RT_ISA_GENERIC;
-}
-
-int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, const float *a, int64_t lda, const float *b,
-                       int64_t ldb, float *c, int64_t ldc, int accumulate) {
-  if (!cpu_has(isa))
-    return -1;
-  switch (isa) {
-#if SG_X86
-  case SG_RT_ISA_AVX512:
-    gemm_f32_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                    accumulate);
-    break;
-  case SG_RT_ISA_AVX2:
-    gemm_f32_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                  accumulate);
-    break;
-#endif
-  default:
-    gemm_f32_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                     accumulate);
+  static atomic_int found = -1; /* every thread finds the same */
+  int isa = atomic_load_explicit(&found, memory_order_relaxed);
+  if (isa < 0) {
+    isa = cpu_has(SG_RT_ISA_AVX512) ? SG_RT_ISA_AVX512
+          : cpu_has(SG_RT_ISA_AVX2) ? SG_RT_ISA_AVX2
+                                    : SG_RT_ISA_GENERIC;
+    atomic_store_explicit(&found, isa, memory_order_relaxed);
   }
-  return 0;
+  return isa;
 }
 
-int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, const double *a, int64_t lda,
-                       const double *b, int64_t ldb, double *c, int64_t ldc,
-                       int accumulate) {
-  if (!cpu_has(isa))
-    return -1;
-  switch (isa) {
+/* The entry points below: CALL(T_isa) for the kernels of `isa`, T the
+ * element type's suffix (f32 or f64). */
 #if SG_X86
-  case SG_RT_ISA_AVX512:
-    gemm_f64_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                    accumulate);
-    break;
-  case SG_RT_ISA_AVX2:
-    gemm_f64_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                  accumulate);
-    break;
-#endif
-  default:
-    gemm_f64_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                     accumulate);
-  }
-  return 0;
-}
-
-void sg_rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                    const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc, int accumulate) {
-  sg_rt_gemm_f32_isa(sg_rt_gemm_isa(), trans_a, trans_b, m, n, k, a, lda, b,
-                     ldb, c, ldc, accumulate);
-}
-
-void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                    const double *a, int64_t lda, const double *b, int64_t ldb,
-                    double *c, int64_t ldc, int accumulate) {
-  sg_rt_gemm_f64_isa(sg_rt_gemm_isa(), trans_a, trans_b, m, n, k, a, lda, b,
-                     ldb, c, ldc, accumulate);
-}
-
-/* sg_rt_gemmz's matrix-vector sums of rows (gemm_tmpl.h's gemvz). */
-int sg_rt_gemvz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
-                    int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
-                    int accumulate) {
-  switch (sg_rt_gemm_isa()) {
-#if SG_X86
-  case SG_RT_ISA_AVX512:
-    return gemvz_f32_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  case SG_RT_ISA_AVX2:
-    return gemvz_f32_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-#endif
-  default:
-    return gemvz_f32_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  }
-}
-
-int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double *a,
-                    int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
-                    int accumulate) {
-  switch (sg_rt_gemm_isa()) {
-#if SG_X86
-  case SG_RT_ISA_AVX512:
-    return gemvz_f64_avx512(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  case SG_RT_ISA_AVX2:
-    return gemvz_f64_avx2(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-#endif
-  default:
-    return gemvz_f64_generic(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  }
-}
-
-/* A row block of a fused matrix-vector pair (gemm_tmpl.h's gemv_rows and
- * gemv_acc; codegen/cg_gemvpair.c calls them once per block of rows). */
-#if SG_X86
-#define GEMV_PAIR_DISPATCH(T, SUF, CALL)                                                         \
-  switch (sg_rt_gemm_isa()) {                                                                    \
+#define DISPATCH(isa, T, CALL)                                                                   \
+  switch (isa) {                                                                                 \
   case SG_RT_ISA_AVX512:                                                                         \
     CALL(T##_avx512);                                                                            \
     break;                                                                                       \
@@ -466,27 +383,79 @@ int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, c
     CALL(T##_generic);                                                                           \
   }
 #else
-#define GEMV_PAIR_DISPATCH(T, SUF, CALL) CALL(T##_generic);
+#define DISPATCH(isa, T, CALL) CALL(T##_generic);
 #endif
+#define GEMM_CALL(S) gemm_##S(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+#define GEMVZ_CALL(S) done = gemvz_##S(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 #define ROWS_CALL(S) gemv_rows_##S(rows, d, mat, ld, v, out, shared)
 #define ACC_CALL(S) gemv_acc_##S(rows, d, g, mat, ld, acc, z)
 
+int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float *c, int64_t ldc, int accumulate) {
+  if (!cpu_has(isa))
+    return -1;
+  DISPATCH(isa, f32, GEMM_CALL)
+  return 0;
+}
+
+int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, const double *a, int64_t lda,
+                       const double *b, int64_t ldb, double *c, int64_t ldc,
+                       int accumulate) {
+  if (!cpu_has(isa))
+    return -1;
+  DISPATCH(isa, f64, GEMM_CALL)
+  return 0;
+}
+
+void sg_rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc, int accumulate) {
+  DISPATCH(sg_rt_gemm_isa(), f32, GEMM_CALL)
+}
+
+void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const double *a, int64_t lda, const double *b, int64_t ldb,
+                    double *c, int64_t ldc, int accumulate) {
+  DISPATCH(sg_rt_gemm_isa(), f64, GEMM_CALL)
+}
+
+/* sg_rt_gemmz's matrix-vector sums of rows (gemm_tmpl.h's gemvz). */
+int sg_rt_gemvz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+                    int accumulate) {
+  int done;
+  DISPATCH(sg_rt_gemm_isa(), f32, GEMVZ_CALL)
+  return done;
+}
+
+int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double *a,
+                    int64_t lda, const double *b, int64_t ldb, double *c, int64_t ldc,
+                    int accumulate) {
+  int done;
+  DISPATCH(sg_rt_gemm_isa(), f64, GEMVZ_CALL)
+  return done;
+}
+
+/* A row block of a fused matrix-vector pair (gemm_tmpl.h's gemv_rows and
+ * gemv_acc; codegen/cg_gemvpair.c calls them once per block of rows). */
 void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
                          float *out, int shared) {
-  GEMV_PAIR_DISPATCH(f32, f32, ROWS_CALL)
+  DISPATCH(sg_rt_gemm_isa(), f32, ROWS_CALL)
 }
 
 void sg_rt_gemv_rows_f64(int64_t rows, int64_t d, const double *mat, int64_t ld,
                          const double *v, double *out, int shared) {
-  GEMV_PAIR_DISPATCH(f64, f64, ROWS_CALL)
+  DISPATCH(sg_rt_gemm_isa(), f64, ROWS_CALL)
 }
 
 void sg_rt_gemv_acc_f32(int64_t rows, int64_t d, const float *g, const float *mat, int64_t ld,
                         float *acc, int z) {
-  GEMV_PAIR_DISPATCH(f32, f32, ACC_CALL)
+  DISPATCH(sg_rt_gemm_isa(), f32, ACC_CALL)
 }
 
 void sg_rt_gemv_acc_f64(int64_t rows, int64_t d, const double *g, const double *mat, int64_t ld,
                         double *acc, int z) {
-  GEMV_PAIR_DISPATCH(f64, f64, ACC_CALL)
+  DISPATCH(sg_rt_gemm_isa(), f64, ACC_CALL)
 }
