@@ -442,7 +442,8 @@ def main():
         print("%%bw: bytes the minimal algorithm moves (W2: x and y once; W3: z and y "
               "twice, dz once) over the bandwidth bound, divided by the time: per timed round, "
               "against the bound measured beside it (the better of two reads of two arrays "
-              "with the widest vectors; median %.1f GB/s), the median of the rounds. "
+              "with the widest vectors, one with a prefetch per page; median %.1f GB/s), "
+              "the median of the rounds. "
               "faults/call: minor page faults per "
               "call after warm-up (getrusage). grad/fwd: sgc's gradient over sgc's "
               "forward function." % next((r["bw"] for r in wrows if r["pct"] >= 0), wrows[0]["bw"]))
