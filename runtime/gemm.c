@@ -459,3 +459,20 @@ void sg_rt_gemv_acc_f64(int64_t rows, int64_t d, const double *g, const double *
                         double *acc, int z) {
   DISPATCH(sg_rt_gemm_isa(), f64, ACC_CALL)
 }
+
+/* The same kernels of one variant (for the tests): -1 if this CPU lacks it. */
+#define VARIANT_OF(NAME, SUF, CALL, ...)                                                         \
+  int NAME(int isa, __VA_ARGS__) {                                                               \
+    if (!cpu_has(isa))                                                                           \
+      return -1;                                                                                 \
+    DISPATCH(isa, SUF, CALL)                                                                     \
+    return 0;                                                                                    \
+  }
+VARIANT_OF(sg_rt_gemv_rows_f32_isa, f32, ROWS_CALL, int64_t rows, int64_t d, const float *mat,
+           int64_t ld, const float *v, float *out, int shared)
+VARIANT_OF(sg_rt_gemv_rows_f64_isa, f64, ROWS_CALL, int64_t rows, int64_t d, const double *mat,
+           int64_t ld, const double *v, double *out, int shared)
+VARIANT_OF(sg_rt_gemv_acc_f32_isa, f32, ACC_CALL, int64_t rows, int64_t d, const float *g,
+           const float *mat, int64_t ld, float *acc, int z)
+VARIANT_OF(sg_rt_gemv_acc_f64_isa, f64, ACC_CALL, int64_t rows, int64_t d, const double *g,
+           const double *mat, int64_t ld, double *acc, int z)

@@ -37,6 +37,15 @@ int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
 int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const double *a, int64_t lda, const double *b,
                        int64_t ldb, double *c, int64_t ldc, int accumulate);
+/* The same for the fused pair's kernels (sg_rt_gemv_rows_*, _acc_*). */
+int sg_rt_gemv_rows_f32_isa(int isa, int64_t rows, int64_t d, const float *mat, int64_t ld,
+                            const float *v, float *out, int shared);
+int sg_rt_gemv_rows_f64_isa(int isa, int64_t rows, int64_t d, const double *mat, int64_t ld,
+                            const double *v, double *out, int shared);
+int sg_rt_gemv_acc_f32_isa(int isa, int64_t rows, int64_t d, const float *g, const float *mat,
+                           int64_t ld, float *acc, int z);
+int sg_rt_gemv_acc_f64_isa(int isa, int64_t rows, int64_t d, const double *g, const double *mat,
+                           int64_t ld, double *acc, int z);
 /* sg_rt_gemmz for a matrix-vector product that is a sum of rows (m == 1
  * with B not transposed, n == 1 with A transposed: the adjoint of x @ w),
  * in one pass without the finiteness scan; returns -1 (and does nothing)

@@ -9,7 +9,8 @@
  * sg_rt_gemv_rows gives sg_rt_gemm's bits, sg_rt_gemv_acc adds the rows
  * weighted by g under the zero rule (rows whose g is 0 hold NaN and inf),
  * against a sum in f64, with rows in fours, with tails, and at d = VL,
- * with zero factors every fifth row, once mid-way through 16 rows, or never.
+ * with zero factors every fifth row, once mid-way through 16 rows, or never,
+ * for every kernel variant this CPU has (generic, AVX2, AVX-512).
  * Run by gemv_rows.test. */
 #include <math.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 
 #include "rtcheck.h"
 #include "sg_runtime.h"
+#include "rt_internal.h"
 #include "sgrt.h"
 
 static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
@@ -49,7 +51,7 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
 
 /* A block of rows through the pair's entry points against the products. */
 #define PAIR_CASE(T, SUF)                                                                        \
-  static void pair_case_##SUF(int64_t rows, int64_t d, int64_t zero_at) {                       \
+  static void pair_case_##SUF(int isa, int64_t rows, int64_t d, int64_t zero_at) {              \
     T *x = malloc(sizeof(T) * (size_t)(rows * d)), *v = malloc(sizeof(T) * (size_t)d);           \
     T *z1 = malloc(sizeof(T) * (size_t)rows), *z2 = malloc(sizeof(T) * (size_t)rows);            \
     T *g = malloc(sizeof(T) * (size_t)rows);                                                     \
@@ -66,14 +68,15 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
       x[7 * d + d - 1] = INFINITY; /* g[7] == 0 too */                                           \
     if (zero_at >= 0 && zero_at < rows) /* the only zero factor, mid-way */                      \
       x[zero_at * d] = NAN, x[zero_at * d + d - 1] = -INFINITY;                                  \
-    sg_rt_gemm_##SUF(0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                                    \
-    sg_rt_gemv_rows_##SUF(rows, d, x, d, v, z2, (int)(rows & 1));                                \
+    sg_rt_gemm_##SUF##_isa(isa, 0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                         \
+    CHECK(sg_rt_gemv_rows_##SUF##_isa(isa, rows, d, x, d, v, z2, (int)(rows & 1)) == 0,          \
+          "gemv_rows variant %d missing", isa);                                                  \
     /* (one row: sg_rt_gemm takes its row-vector path, another order) */                      \
     for (int64_t i = 0; i < rows; i++)                                                           \
       CHECK(rows == 1 ? fabs((double)z1[i] - (double)z2[i]) <= 1e-5 * (1 + fabs((double)z1[i]))  \
                       : memcmp(&z1[i], &z2[i], sizeof(T)) == 0,                                  \
-            #T " rows=%lld d=%lld: gemv_rows[%lld] %.9g != %.9g", (long long)rows, (long long)d,  \
-            (long long)i, (double)z2[i], (double)z1[i]);                                         \
+            #T " isa %d rows=%lld d=%lld: gemv_rows[%lld] %.9g != %.9g", isa, (long long)rows,    \
+            (long long)d, (long long)i, (double)z2[i], (double)z1[i]);                           \
     /* the zero rule, in f64: terms with a zero factor left out */                             \
     for (int64_t j = 0; j < d; j++) {                                                            \
       double want = 0.5, mag = 0; /* acc starts at 0.5 */                                        \
@@ -89,12 +92,12 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
     T *got = malloc(sizeof(T) * (size_t)d);                                                      \
     for (int64_t j = 0; j < d; j++)                                                              \
       got[j] = 0.5;                                                                              \
-    sg_rt_gemv_acc_##SUF(rows, d, g, x, d, got, 1);                                              \
+    sg_rt_gemv_acc_##SUF##_isa(isa, rows, d, g, x, d, got, 1);                                   \
     for (int64_t j = 0; j < d; j++)                                                              \
       CHECK(isfinite(got[j]) && fabs((double)got[j] - (double)a1[j]) <= (double)tol[j] *         \
                                      (sizeof(T) == 4 ? 10 : 1e-6),                               \
-            #T " rows=%lld d=%lld: gemv_acc[%lld] = %.9g, want %.9g (zero rule)", (long long)rows, \
-            (long long)d, (long long)j, (double)got[j], (double)a1[j]);                          \
+            #T " isa %d rows=%lld d=%lld: gemv_acc[%lld] = %.9g, want %.9g (zero rule)", isa,     \
+            (long long)rows, (long long)d, (long long)j, (double)got[j], (double)a1[j]);         \
     free(got);                                                                                   \
     free(x), free(v), free(z1), free(z2), free(g), free(a1), free(a2);                           \
   }
@@ -108,19 +111,25 @@ int main(void) {
       rows_case_f32(d, sp);
       rows_case_f64(d, sp);
     }
+  /* every variant up to the one this CPU runs (generic, AVX2, AVX-512):
+   * d = 2, 4, 8, 16 are one vector's width in one of them (their rows back
+   * to back take gemv_acc's contiguous path) */
   int64_t rows[] = {1, 3, 4, 17, 256, 1000};
-  int64_t ds[] = {1, 7, 8, 16, 33, 600};
-  for (int a = 0; a < 6; a++)
-    for (int b = 0; b < 6; b++) {
-      pair_case_f32(rows[a], ds[b], -1);
-      pair_case_f64(rows[a], ds[b], -1);
-      /* runs of nonzero factors (gemv_acc's 16-row steps at d = VL), the
-       * one zero in the middle of a step, or none */
-      for (int64_t z = 37; z <= 1000; z += 963) {
-        pair_case_f32(rows[a], ds[b], z);
-        pair_case_f64(rows[a], ds[b], z);
+  int64_t ds[] = {1, 2, 4, 7, 8, 16, 33, 600};
+  for (int isa = SG_RT_ISA_GENERIC; isa <= sg_rt_gemm_isa(); isa++) {
+    for (int a = 0; a < 6; a++)
+      for (int b = 0; b < 8; b++) {
+        pair_case_f32(isa, rows[a], ds[b], -1);
+        pair_case_f64(isa, rows[a], ds[b], -1);
+        /* runs of nonzero factors (gemv_acc's 16-row steps at d = VL), the
+         * one zero in the middle of a step, or none */
+        for (int64_t z = 37; z <= 1000; z += 963) {
+          pair_case_f32(isa, rows[a], ds[b], z);
+          pair_case_f64(isa, rows[a], ds[b], z);
+        }
       }
-    }
+    printf("pair kernels: variant %d checked\n", isa);
+  }
   printf("PASSED: %d checks, %d failures\n", nchecks, nfails);
   return nfails != 0;
 }
