@@ -680,7 +680,9 @@ static inline void F(prefetch_lines)(const char *p, int lines) {
  * M (cg_gemvpair.c) this was the fastest variant in every set measured
  * (bench W2 from cold memory, all interleaved in one process: 2.97-3.02
  * against 3.48-3.53 ns a row before); with 8 KB blocks alone it was
- * faster in some stretches and slower in others. */
+ * faster in some stretches and slower in others. Either way one line
+ * KICK_AHEAD_BYTES further on is touched first, for the hardware's
+ * prefetcher (gemm.c). */
 static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, const T *v,
                              T *out, int shared) {
   enum { STEP = 16 };
@@ -700,6 +702,7 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     const char *later = (const char *)(mat + 2 * rows * VL);
     const V vv = VLOADU(v);
     int64_t i = 0;
+    __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
     for (; i + STEP <= rows; i += STEP) {
       F(prefetch_lines)(later + i * (int64_t)(VL * sizeof(T)) / 2, STEP * VL * sizeof(T) / 128);
       F(dot_rows1)(mat + i * VL, VL, vv, out + i);
@@ -709,6 +712,7 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     return;
   }
 #endif
+  __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
   for (int64_t i = 0; i < rows; i += STEP) {
     int64_t n = F(min64)(STEP, rows - i);
     if (shared)
