@@ -225,6 +225,25 @@ static TGT T F(dot)(int64_t len, const T *x, const T *y) {
   return r;
 }
 
+/* Prefetches bytes [lo, hi) of the block of `rows` rows that comes
+ * `ahead` blocks after the one at mat (blocks of the same size follow in
+ * the caller's order). */
+static inline void F(prefetch_block)(const T *mat, int64_t rows, int64_t ld, int ahead, int64_t lo,
+                                     int64_t hi) {
+  const char *block = (const char *)(mat + ahead * rows * ld);
+  for (int64_t b = lo & ~(int64_t)63; b < hi; b += 64)
+    __builtin_prefetch(block + b);
+}
+
+/* Prefetches `lines` cache lines from p on: with a constant count, as the
+ * callers of rows back to back give it, a straight run of prefetches at
+ * constant offsets instead of prefetch_block's loop, whose address
+ * arithmetic took a tenth of bench W2's time in cache. */
+static inline void F(prefetch_lines)(const char *p, int lines) {
+  for (int l = 0; l < lines; l++)
+    __builtin_prefetch(p + 64 * l);
+}
+
 #ifdef VHSUM_ROWS
 /* dot_rows of rows of exactly one vector (x @ w with 16 columns): dot_vec's
  * sum (s0 + 0) + (0 + 0) without its loops. Lane by lane that is x*y + 0
@@ -240,6 +259,57 @@ static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
   for (int q = 0; q < VL; q++)
     s[q] = VLOADU(x + q * ld) * yv;
   VHSUM_ROWS_PLUS0(s, out);
+}
+
+/* Rows of 1, 2, 4 or 8 elements, back to back (x @ w with that many
+ * columns): VL rows fill len vectors, whose columns VCOLS takes out. */
+static inline TGT int F(short_rows)(int64_t len, int64_t ld) {
+  return ld == len && (len == 1 || len == 2 || len == 4 || len == 8);
+}
+
+/* dot_rows of such rows: dot's sum for each row, which for a row shorter
+ * than a vector is ((0 + x0 y0) + x1 y1) + ..., each product rounded
+ * before it is added, computed for VL rows at once column by column.
+ * Before, each row took dot's scalar loop and the transposing tree ran on
+ * zeros: bench x @ w with 4 columns ran at a tenth of memory's speed. */
+static inline __attribute__((always_inline)) TGT void F(dot_rows_len)(int len, const T *x, const T *y,
+                                                                      T *out) {
+  V col[8];
+  VCOLS(x, len, col);
+  V r = VZERO();
+  for (int p = 0; p < len; p++) {
+    V t = col[p] * VSET1(y[p]);
+    r = r + t;
+  }
+  VSTOREU(out, r);
+}
+
+/* out[i] = dot of row i with y for the rows [0, rows) of such rows, VL at
+ * a time, a tail through dot (as gemv's would be); prefetching as
+ * gemv_rows does when it is given `prefetch`. */
+static inline __attribute__((always_inline)) TGT void F(rows_len)(int len, int64_t rows, const T *x,
+                                                                  const T *y, T *out, int prefetch) {
+  const int64_t row_bytes = len * (int64_t)sizeof(T);
+  int64_t i = 0;
+  for (; i + VL <= rows; i += VL) {
+    if (prefetch == 1)
+      F(prefetch_block)(x, rows, len, 1, i * row_bytes, (i + VL) * row_bytes);
+    else if (prefetch == 2)
+      F(prefetch_block)(x, rows, len, 2, i * row_bytes / 2, (i + VL) * row_bytes / 2);
+    F(dot_rows_len)(len, x + i * len, y, out + i);
+  }
+  for (; i < rows; i++)
+    out[i] = F(dot)(len, x + i * len, y);
+}
+
+/* (one instance per length, so that its loops unroll into registers) */
+static TGT void F(rows_short)(int64_t len, int64_t rows, const T *x, const T *y, T *out, int prefetch) {
+  switch (len) {
+  case 1: F(rows_len)(1, rows, x, y, out, prefetch); break;
+  case 2: F(rows_len)(2, rows, x, y, out, prefetch); break;
+  case 4: F(rows_len)(4, rows, x, y, out, prefetch); break;
+  default: F(rows_len)(8, rows, x, y, out, prefetch); break;
+  }
 }
 
 /* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
@@ -340,6 +410,10 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
       }
       int64_t j = 0;
 #ifdef VHSUM_ROWS
+      if (pb == k && !acc && incy == 1 && F(short_rows)(k, ld)) { /* the same bits, faster */
+        F(rows_short)(k, nn, mat, xp, y, 0);
+        j = nn;
+      }
       for (; j + VL <= nn; j += VL) {
         _Alignas(64) T r[VL];
         F(dot_rows)(pb, mat + j * ld + p0, ld, xp, r);
@@ -649,25 +723,6 @@ static TGT int F(gemvz)(int ta, int tb, int64_t m, int64_t n, int64_t k, const T
   return -1;
 }
 
-/* Prefetches bytes [lo, hi) of the block of `rows` rows that comes
- * `ahead` blocks after the one at mat (blocks of the same size follow in
- * the caller's order). */
-static inline void F(prefetch_block)(const T *mat, int64_t rows, int64_t ld, int ahead, int64_t lo,
-                                     int64_t hi) {
-  const char *block = (const char *)(mat + ahead * rows * ld);
-  for (int64_t b = lo & ~(int64_t)63; b < hi; b += 64)
-    __builtin_prefetch(block + b);
-}
-
-/* Prefetches `lines` cache lines from p on: with a constant count, as the
- * callers of rows back to back give it, a straight run of prefetches at
- * constant offsets instead of prefetch_block's loop, whose address
- * arithmetic took a tenth of bench W2's time in cache. */
-static inline void F(prefetch_lines)(const char *p, int lines) {
-  for (int l = 0; l < lines; l++)
-    __builtin_prefetch(p + 64 * l);
-}
-
 /* The two halves of a row block of a fused matrix-vector pair
  * (codegen/cg_gemvpair.c). gemv_rows: the forward product of rows
  * [0, rows) of mat with v, each element exactly as gemv computes it, while
@@ -713,6 +768,12 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
   }
 #endif
   __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
+#ifdef VHSUM_ROWS
+  if (F(short_rows)(d, ld)) {
+    F(rows_short)(d, rows, mat, v, out, shared ? 2 : 1);
+    return;
+  }
+#endif
   for (int64_t i = 0; i < rows; i += STEP) {
     int64_t n = F(min64)(STEP, rows - i);
     if (shared)
@@ -743,8 +804,63 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
  * the block after next (gemv_rows, shared). */
 static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
 
+#ifdef VHSUM_ROWS
+/* gemv_acc of rows of d = 1, 2, 4 or 8 elements back to back (short_rows):
+ * VL rows at a time, as the d vectors they fill, each times its rows'
+ * factors spread over it (VSPREAD), into one accumulator per vector; so
+ * lane l of accumulator k sums every VL-th row from row k VL / d + l / d
+ * at column l % d. At the end the accumulators are added in order and
+ * then, per column, their lanes of that column in order. Stops before VL
+ * rows of which a factor is 0, inf or NaN under the zero rule, and before
+ * a tail of fewer than VL rows; returns how many rows it added. */
+static inline __attribute__((always_inline)) TGT int64_t F(acc_len)(int64_t rows, int d, const T *g,
+                                                                    const T *mat, T *acc, int z) {
+  V s[8];
+  for (int k = 0; k < d; k++)
+    s[k] = VZERO();
+  const int64_t half = rows * d * (int64_t)sizeof(T) / 2;
+  int64_t p = 0;
+  for (; p + VL <= rows; p += VL) {
+    V gv = VLOADU(g + p);
+    if (z && !VFINITE_NZ(gv))
+      break;
+    F(prefetch_block)(mat, rows, d, 2, half + p * d * (int64_t)sizeof(T) / 2,
+                      half + (p + VL) * d * (int64_t)sizeof(T) / 2);
+    const T *r = mat + p * d;
+    for (int k = 0; k < d; k++)
+      s[k] = VFMA(VSPREAD(gv, d, k), VLOADU(r + k * VL), s[k]);
+  }
+  for (int k = 1; k < d; k++)
+    s[0] = s[0] + s[k];
+  _Alignas(64) T b[VL];
+  VSTOREA(b, s[0]);
+  for (int64_t j = 0; j < d; j++) {
+    T t = 0;
+    for (int64_t l = j; l < VL; l += d)
+      t += b[l];
+    acc[j] += t;
+  }
+  return p;
+}
+
+static TGT int64_t F(acc_short)(int64_t rows, int64_t d, const T *g, const T *mat, T *acc, int z) {
+  switch (d) {
+  case 1: return F(acc_len)(rows, 1, g, mat, acc, z);
+  case 2: return F(acc_len)(rows, 2, g, mat, acc, z);
+  case 4: return F(acc_len)(rows, 4, g, mat, acc, z);
+  default: return F(acc_len)(rows, 8, g, mat, acc, z);
+  }
+}
+#endif
+
 static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, int64_t ld,
                             T *acc, int z) {
+#ifdef VHSUM_ROWS
+  if (F(short_rows)(d, ld)) { /* the general loop below takes what is left */
+    int64_t done = F(acc_short)(rows, d, g, mat, acc, z);
+    mat += done * ld, g += done, rows -= done;
+  }
+#endif
   const int64_t row_bytes = ld * (int64_t)sizeof(T), half = rows * row_bytes / 2;
   if (d == VL) { /* one vector per row: the four accumulators in registers */
     V s[4] = {VZERO(), VZERO(), VZERO(), VZERO()};
