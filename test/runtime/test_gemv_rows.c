@@ -113,12 +113,14 @@ int main(void) {
     }
   /* every variant up to the one this CPU runs (generic, AVX2, AVX-512):
    * d = 2, 4, 8, 16 are one vector's width in one of them (their rows back
-   * to back take gemv_acc's contiguous path) */
+   * to back take gemv_acc's contiguous path), 1, 2, 4 and 8 rows shorter
+   * than AVX-512's vector (its short-row kernels), 48 and 64 several
+   * vectors in each (accumulators in registers) */
   int64_t rows[] = {1, 3, 4, 17, 256, 1000};
-  int64_t ds[] = {1, 2, 4, 7, 8, 16, 33, 600};
+  int64_t ds[] = {1, 2, 4, 7, 8, 16, 33, 48, 64, 600};
   for (int isa = SG_RT_ISA_GENERIC; isa <= sg_rt_gemm_isa(); isa++) {
     for (int a = 0; a < 6; a++)
-      for (int b = 0; b < 8; b++) {
+      for (int b = 0; b < 10; b++) {
         pair_case_f32(isa, rows[a], ds[b], -1);
         pair_case_f64(isa, rows[a], ds[b], -1);
         /* runs of nonzero factors (gemv_acc's 16-row steps at d = VL), the
