@@ -284,16 +284,24 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out, int plus0) {
   __m512i idx = _mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15);
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, f));
 }
-/* The columns of 16 rows of d floats each, back to back (d = 1, 2, 4 or 8:
- * the rows fill d vectors): v[p] lane q <- row q's element p. Each stage
- * splits every two neighbouring vectors of a group (rows in order, some of
- * the columns) into their even and their odd elements: the even parts
- * form a group of half as many vectors holding the even columns, the odd
- * parts one holding the odd columns. After log2(d) stages every group is
- * one vector, one column, and they come out in column order. */
+/* The columns of 16 rows of d < 16 floats each, back to back (the rows
+ * fill d vectors): v[p] lane q <- row q's element p. For d = 2, 4 or 8
+ * each stage splits every two neighbouring vectors of a group (rows in
+ * order, some of the columns) into their even and their odd elements: the
+ * even parts form a group of half as many vectors holding the even
+ * columns, the odd parts one holding the odd columns; after log2(d)
+ * stages every group is one vector, one column, and they come out in
+ * column order. Other widths gather each column (stride d). */
 static TGT inline __attribute__((always_inline)) void cols16_ps(const float *x, int d, __m512 *v) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  if (d & (d - 1)) {
+    const __m512i at = _mm512_mullo_epi32(lane, _mm512_set1_epi32(d));
+    for (int p = 0; p < d; p++)
+      v[p] = _mm512_i32gather_ps(at, x + p, 4);
+    return;
+  }
+  const __m512i even = _mm512_add_epi32(lane, lane);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   __m512 n[8];
   for (int k = 0; k < d; k++)
     v[k] = _mm512_loadu_ps(x + 16 * k);
@@ -306,13 +314,14 @@ static TGT inline __attribute__((always_inline)) void cols16_ps(const float *x, 
       v[k] = n[k];
   }
 }
-/* The factors g[0..16) of 16 rows of d floats each, spread over the d
- * vectors those rows fill: vector k lane l <- g[k * 16 / d + l / d]. */
+/* The factors g[0..16) of 16 rows of d < 16 floats each, spread over the
+ * d vectors those rows fill: vector k lane l <- g[(16 k + l) / d] (the
+ * division as a multiply and shift, exact for these sizes). */
 static TGT inline __attribute__((always_inline)) __m512 spread16_ps(__m512 g, int d, int k) {
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  int shift = d == 1 ? 0 : d == 2 ? 1 : d == 4 ? 2 : 3;
-  __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(k * 16 / d), _mm512_srlv_epi32(lane, _mm512_set1_epi32(shift)));
-  return _mm512_permutexvar_ps(idx, g);
+  __m512i e = _mm512_add_epi32(_mm512_set1_epi32(16 * k), lane);
+  __m512i row = _mm512_srli_epi32(_mm512_mullo_epi32(e, _mm512_set1_epi32(65536 / d + 1)), 16);
+  return _mm512_permutexvar_ps(row, g);
 }
 #define VHSUM_ROWS(s, out) hsum16_rows_ps(s, out, 0)
 #define VHSUM_ROWS_PLUS0(s, out) hsum16_rows_ps(s, out, 1)

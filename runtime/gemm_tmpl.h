@@ -261,10 +261,10 @@ static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
   VHSUM_ROWS_PLUS0(s, out);
 }
 
-/* Rows of 1, 2, 4 or 8 elements, back to back (x @ w with that many
+/* Rows shorter than a vector, back to back (x @ w with that few
  * columns): VL rows fill len vectors, whose columns VCOLS takes out. */
 static inline TGT int F(short_rows)(int64_t len, int64_t ld) {
-  return ld == len && (len == 1 || len == 2 || len == 4 || len == 8);
+  return ld == len && len >= 1 && len < VL;
 }
 
 /* dot_rows of such rows: dot's sum for each row, which for a row shorter
@@ -274,7 +274,7 @@ static inline TGT int F(short_rows)(int64_t len, int64_t ld) {
  * zeros: bench x @ w with 4 columns ran at a tenth of memory's speed. */
 static inline __attribute__((always_inline)) TGT void F(dot_rows_len)(int len, const T *x, const T *y,
                                                                       T *out) {
-  V col[8];
+  V col[VL];
   VCOLS(x, len, col);
   V r = VZERO();
   for (int p = 0; p < len; p++) {
@@ -303,13 +303,14 @@ static inline __attribute__((always_inline)) TGT void F(rows_len)(int len, int64
 }
 
 /* (one instance per length, so that its loops unroll into registers) */
+#define SHORT_CASES(CALL)                                                                          \
+  case 1: CALL(1); case 2: CALL(2); case 3: CALL(3); case 4: CALL(4); case 5: CALL(5);               \
+  case 6: CALL(6); case 7: CALL(7); case 8: CALL(8); case 9: CALL(9); case 10: CALL(10);             \
+  case 11: CALL(11); case 12: CALL(12); case 13: CALL(13); case 14: CALL(14); default: CALL(15)
 static TGT void F(rows_short)(int64_t len, int64_t rows, const T *x, const T *y, T *out, int prefetch) {
-  switch (len) {
-  case 1: F(rows_len)(1, rows, x, y, out, prefetch); break;
-  case 2: F(rows_len)(2, rows, x, y, out, prefetch); break;
-  case 4: F(rows_len)(4, rows, x, y, out, prefetch); break;
-  default: F(rows_len)(8, rows, x, y, out, prefetch); break;
-  }
+#define ROWS_LEN(k) F(rows_len)(k, rows, x, y, out, prefetch); return
+  switch (len) { SHORT_CASES(ROWS_LEN); }
+#undef ROWS_LEN
 }
 
 /* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
@@ -805,17 +806,17 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
 static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
 
 #ifdef VHSUM_ROWS
-/* gemv_acc of rows of d = 1, 2, 4 or 8 elements back to back (short_rows):
- * VL rows at a time, as the d vectors they fill, each times its rows'
+/* gemv_acc of rows shorter than a vector, back to back (short_rows): VL
+ * rows at a time, as the d vectors they fill, each times its rows'
  * factors spread over it (VSPREAD), into one accumulator per vector; so
- * lane l of accumulator k sums every VL-th row from row k VL / d + l / d
- * at column l % d. At the end the accumulators are added in order and
- * then, per column, their lanes of that column in order. Stops before VL
+ * element e = k VL + l of the accumulators (lane l of the k-th) sums
+ * column e % d of every VL-th row from row e / d. At the end each column
+ * adds its elements in the order of e. Stops before VL
  * rows of which a factor is 0, inf or NaN under the zero rule, and before
  * a tail of fewer than VL rows; returns how many rows it added. */
 static inline __attribute__((always_inline)) TGT int64_t F(acc_len)(int64_t rows, int d, const T *g,
                                                                     const T *mat, T *acc, int z) {
-  V s[8];
+  V s[VL];
   for (int k = 0; k < d; k++)
     s[k] = VZERO();
   const int64_t half = rows * d * (int64_t)sizeof(T) / 2;
@@ -830,27 +831,24 @@ static inline __attribute__((always_inline)) TGT int64_t F(acc_len)(int64_t rows
     for (int k = 0; k < d; k++)
       s[k] = VFMA(VSPREAD(gv, d, k), VLOADU(r + k * VL), s[k]);
   }
-  for (int k = 1; k < d; k++)
-    s[0] = s[0] + s[k];
-  _Alignas(64) T b[VL];
-  VSTOREA(b, s[0]);
+  _Alignas(64) T b[VL * VL];
+  for (int k = 0; k < d; k++)
+    VSTOREA(b + k * VL, s[k]);
   for (int64_t j = 0; j < d; j++) {
     T t = 0;
-    for (int64_t l = j; l < VL; l += d)
-      t += b[l];
+    for (int64_t e = j; e < VL * d; e += d)
+      t += b[e];
     acc[j] += t;
   }
   return p;
 }
 
 static TGT int64_t F(acc_short)(int64_t rows, int64_t d, const T *g, const T *mat, T *acc, int z) {
-  switch (d) {
-  case 1: return F(acc_len)(rows, 1, g, mat, acc, z);
-  case 2: return F(acc_len)(rows, 2, g, mat, acc, z);
-  case 4: return F(acc_len)(rows, 4, g, mat, acc, z);
-  default: return F(acc_len)(rows, 8, g, mat, acc, z);
-  }
+#define ACC_LEN(k) return F(acc_len)(rows, k, g, mat, acc, z)
+  switch (d) { SHORT_CASES(ACC_LEN); }
+#undef ACC_LEN
 }
+#undef SHORT_CASES
 #endif
 
 /* Row p of gemv_acc's general loop (below) on its columns [0, CV VL) at r,
