@@ -873,7 +873,8 @@ static inline __attribute__((always_inline)) TGT void F(acc_row)(int cv, V *s, T
 
 /* The general loop for columns [0, CV VL) of the rows at mat (CV <= 4
  * vectors) with its four accumulators per column in registers instead of
- * memory: the same operations in the same order, so the same bits, at
+ * memory: the same operations in the same order (its vector part's: the
+ * columns past the last whole vector stay with it), so the same bits, at
  * one load per multiply-add instead of two and a store (bench
  * logistic regression with 64 columns: gemv_acc was half the gradient). */
 static inline __attribute__((always_inline)) TGT void F(acc_cols)(int cv, int64_t rows, const T *g,
@@ -984,9 +985,13 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
       acc[j] += (buf[0][j] + buf[1][j]) + (buf[2][j] + buf[3][j]);
     return;
   }
-  if (d > VL && d % VL == 0) {
-    F(acc_wide)(rows, d, g, mat, ld, acc, z);
-    return;
+  int prefetched = 0;
+  if (d > VL) { /* the vectors' columns in registers, the rest below */
+    int64_t wide = d / VL * VL;
+    F(acc_wide)(rows, wide, g, mat, ld, acc, z);
+    if (wide == d)
+      return;
+    mat += wide, acc += wide, d -= wide, prefetched = 1;
   }
   enum { JB = 512 / sizeof(T) };
   _Alignas(64) T buf[4][JB];
@@ -998,7 +1003,7 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
       T gp = g[p];
       const T *r = mat + p * ld + j0;
       T *b = buf[p & 3];
-      if (j0 == 0)
+      if (j0 == 0 && !prefetched)
         F(prefetch_block)(mat, rows, ld, 2, half + p * row_bytes / 2, half + (p + 1) * row_bytes / 2);
       if (!z || F(finite_nz)(gp)) {
         V v0 = VSET1(gp);
