@@ -491,7 +491,7 @@ int sg_rt_gemvz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, c
   return done;
 }
 
-/* A row block of a fused matrix-vector pair (gemm_tmpl.h's gemv_rows and
+/* A row block of a fused matrix-vector pair (pair_tmpl.h's gemv_rows and
  * gemv_acc; codegen/cg_gemvpair.c calls them once per block of rows). */
 void sg_rt_gemv_rows_f32(int64_t rows, int64_t d, const float *mat, int64_t ld, const float *v,
                          float *out, int shared) {

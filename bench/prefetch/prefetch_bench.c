@@ -7,7 +7,7 @@
  *   none     no software prefetch: the core's reads and the hardware
  *            prefetchers alone
  *   lines    a prefetch of every line 8 KB ahead (what sgc's fused
- *            matrix-vector pair does, runtime/gemm_tmpl.h)
+ *            matrix-vector pair does, runtime/pair_tmpl.h)
  *   pages    one prefetch per 4 KB page, 8 KB ahead
  * Before every read, 128 MB of another array are read twice, so that
  * nothing of the 64 MB is left in any cache. Prints the median of 25

@@ -1,6 +1,6 @@
 /* test_gemv_rows.c: x @ v with a matrix x of many short rows (the forward
  * product of x @ w), whose dot products are reduced VL rows at a time on
- * AVX-512 (gemm_tmpl.h's dot_rows). Each row's result must have exactly
+ * AVX-512 (gemv_tmpl.h's dot_rows). Each row's result must have exactly
  * the bits of the one-row dot the last, leftover row of the product takes:
  * a 17-row product whose row 16 is a copy of row r gives out[16] == out[r]
  * bit for bit, for every r < 16 and every row length from 1 to 80 (vector
