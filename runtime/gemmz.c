@@ -19,7 +19,7 @@
  * into C scans the operands, since its old C is gone once the GEMM ran.
  *
  * A matrix-vector product that sums rows of the matrix (the adjoint of x @ w, x^T g) needs
- * no scan: the kernel tests each row's factor as it goes (gemm_tmpl.h's
+ * no scan: the kernel tests each row's factor as it goes (gemv_tmpl.h's
  * gemv_sum_z), so x is read once instead of twice. */
 #include <stdatomic.h>
 #include <stdbool.h>
