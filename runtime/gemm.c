@@ -284,6 +284,40 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out, int plus0) {
   __m512i idx = _mm512_setr_epi32(0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15);
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, f));
 }
+/* The first d columns of 16 rows of d < 16 floats each, back to back:
+ * each row loaded alone (the rest of its vector zero), then the usual
+ * transpose of 16 x 16 (two-lane, four-lane, then two 128-bit-lane
+ * shuffle stages), the columns past d not formed. */
+static TGT inline __attribute__((always_inline)) void transpose16_ps(const float *x, int d, __m512 *c) {
+  __m512 r[16], t[16];
+  __mmask16 m = (__mmask16)((1u << d) - 1);
+  for (int q = 0; q < 16; q++)
+    r[q] = _mm512_maskz_loadu_ps(m, x + q * d);
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+    __m512d e = _mm512_castps_pd(t[4 * i + 1]), f = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(e, f));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(e, f));
+  }
+  for (int h = 0; h < 2; h++)
+    for (int j = 0; j < 4; j++) {
+      t[8 * h + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0x88);
+      t[8 * h + 4 + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; j++) {
+    if (j < d)
+      c[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    if (8 + j < d)
+      c[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
+}
+
 /* The columns of 16 rows of d < 16 floats each, back to back (the rows
  * fill d vectors): v[p] lane q <- row q's element p. For d = 2, 4 or 8
  * each stage splits every two neighbouring vectors of a group (rows in
@@ -291,15 +325,14 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out, int plus0) {
  * even parts form a group of half as many vectors holding the even
  * columns, the odd parts one holding the odd columns; after log2(d)
  * stages every group is one vector, one column, and they come out in
- * column order. Other widths gather each column (stride d). */
+ * column order. Other widths go through transpose16_ps: for d = 3 to 15
+ * 1.1-2.9x faster than gathering each column (x @ w from cold memory). */
 static TGT inline __attribute__((always_inline)) void cols16_ps(const float *x, int d, __m512 *v) {
-  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   if (d & (d - 1)) {
-    const __m512i at = _mm512_mullo_epi32(lane, _mm512_set1_epi32(d));
-    for (int p = 0; p < d; p++)
-      v[p] = _mm512_i32gather_ps(at, x + p, 4);
+    transpose16_ps(x, d, v);
     return;
   }
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i even = _mm512_add_epi32(lane, lane);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   __m512 n[8];
