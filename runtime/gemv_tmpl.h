@@ -138,6 +138,15 @@ static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T 
   for (int q = 0; q < VL; q++)
     s[q] = F(dot_vec)(len, x + q * ld, y, &p);
   VHSUM_ROWS(s, out);
+  if (p < len) { /* the tail's columns, added in dot's order */
+    V col[VL], r = VLOADU(out);
+    VCOLS_LD(x + p, ld, (int)(len - p), col);
+    for (int c = 0; p < len; p++, c++) {
+      V t = col[c] * VSET1(y[p]);
+      r = r + t;
+    }
+    VSTOREU(out, r);
+  }
   if (p < len)
     for (int q = 0; q < VL; q++) {
       const T *xq = x + q * ld;
