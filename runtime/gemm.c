@@ -401,6 +401,27 @@ static TGT inline __attribute__((always_inline)) __m512 spread16_ps(__m512 g, in
 #define VFINITE_NZ(v)                                                           \
   ((_mm512_cmp_pd_mask(v, VZERO(), _CMP_NEQ_OQ) &                                        \
     _mm512_cmp_pd_mask(_mm512_sub_pd(v, v), VZERO(), _CMP_EQ_OQ)) == 0xFF)
+/* out[q] = _mm512_reduce_add_pd(s[q]) for q < 8, bit for bit: the same
+ * halving tree (lane i + lane i+4, then i + i+2, then i + i+1), each stage
+ * adding two rows' halves in one instruction, as hsum16_rows_ps does.
+ * After the last stage lane L holds row (0,1,4,5,2,3,6,7)[L], a
+ * permutation that is its own inverse. */
+static TGT inline void hsum8_rows_pd(const __m512d *s, double *out, int plus0) {
+  __m512d u[4], t[2];
+  for (int r = 0; r < 4; r++)
+    u[r] = _mm512_add_pd(_mm512_shuffle_f64x2(s[r], s[r + 4], 0x44),
+                         _mm512_shuffle_f64x2(s[r], s[r + 4], 0xEE));
+  for (int r = 0; r < 2; r++)
+    t[r] = _mm512_add_pd(_mm512_shuffle_f64x2(u[r], u[r + 2], 0x88),
+                         _mm512_shuffle_f64x2(u[r], u[r + 2], 0xDD));
+  __m512d f = _mm512_add_pd(_mm512_shuffle_pd(t[0], t[1], 0x00), _mm512_shuffle_pd(t[0], t[1], 0xFF));
+  if (plus0)
+    f = _mm512_add_pd(f, _mm512_setzero_pd());
+  __m512i idx = _mm512_setr_epi64(0, 1, 4, 5, 2, 3, 6, 7);
+  _mm512_storeu_pd(out, _mm512_permutexvar_pd(idx, f));
+}
+#define VHSUM_ROWS(s, out) hsum8_rows_pd(s, out, 0)
+#define VHSUM_ROWS_PLUS0(s, out) hsum8_rows_pd(s, out, 1)
 #define T double
 #define V __m512d
 #define VL 8
@@ -408,6 +429,8 @@ static TGT inline __attribute__((always_inline)) __m512 spread16_ps(__m512 g, in
 #define NC 240
 #define SFX f64_avx512
 #include "gemm_tmpl.h"
+#undef VHSUM_ROWS
+#undef VHSUM_ROWS_PLUS0
 #undef T
 #undef V
 #undef VL

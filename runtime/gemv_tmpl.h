@@ -70,6 +70,7 @@ static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
   VHSUM_ROWS_PLUS0(s, out);
 }
 
+#ifdef VCOLS /* (f32 AVX-512) */
 /* Rows shorter than a vector, back to back (x @ w with that few
  * columns): VL rows fill len vectors, whose columns VCOLS takes out. */
 static inline TGT int F(short_rows)(int64_t len, int64_t ld) {
@@ -122,6 +123,8 @@ static TGT void F(rows_short)(int64_t len, int64_t rows, const T *x, const T *y,
 #undef ROWS_LEN
 }
 
+#endif
+
 /* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
  * VL partial vectors in one transposing pass (VHSUM_ROWS, the same tree of
  * additions as VHSUM, so each result has dot's bits) instead of VL
@@ -138,6 +141,7 @@ static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T 
   for (int q = 0; q < VL; q++)
     s[q] = F(dot_vec)(len, x + q * ld, y, &p);
   VHSUM_ROWS(s, out);
+#ifdef VCOLS_LD
   if (p < len) { /* the tail's columns, added in dot's order */
     V col[VL], r = VLOADU(out);
     VCOLS_LD(x + p, ld, (int)(len - p), col);
@@ -147,6 +151,7 @@ static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T 
     }
     VSTOREU(out, r);
   }
+#endif
   if (p < len)
     for (int q = 0; q < VL; q++) {
       const T *xq = x + q * ld;
@@ -229,10 +234,12 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
       }
       int64_t j = 0;
 #ifdef VHSUM_ROWS
+#ifdef VCOLS
       if (pb == k && !acc && incy == 1 && F(short_rows)(k, ld)) { /* the same bits, faster */
         F(rows_short)(k, nn, mat, xp, y, 0);
         j = nn;
       }
+#endif
       for (; j + VL <= nn; j += VL) {
         _Alignas(64) T r[VL];
         F(dot_rows)(pb, mat + j * ld + p0, ld, xp, r);

@@ -48,7 +48,7 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
   }
 #endif
   __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
-#ifdef VHSUM_ROWS
+#ifdef VCOLS
   if (F(short_rows)(d, ld)) {
     F(rows_short)(d, rows, mat, v, out, shared ? 2 : 1);
     return;
@@ -64,12 +64,14 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     /* gemv's own step for a whole step of rows with d within its one chunk
      * of x, without gemv's set-up: that was most of a 16-column row's time
      * (bench W2) */
-    if (n == VL && STEP == VL && d == VL) {
-      F(dot_rows1)(mat + i * ld, ld, VLOADU(v), out + i);
+    if (n == STEP && STEP % VL == 0 && d == VL) {
+      for (int h = 0; h < STEP; h += VL)
+        F(dot_rows1)(mat + (i + h) * ld, ld, VLOADU(v), out + i + h);
       continue;
     }
-    if (n == VL && STEP == VL && d <= 4096 / (int64_t)sizeof(T)) {
-      F(dot_rows)(d, mat + i * ld, ld, v, out + i);
+    if (n == STEP && STEP % VL == 0 && d <= 4096 / (int64_t)sizeof(T)) {
+      for (int h = 0; h < STEP; h += VL)
+        F(dot_rows)(d, mat + (i + h) * ld, ld, v, out + i + h);
       continue;
     }
 #endif
@@ -84,7 +86,7 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
  * the block after next (gemv_rows, shared). */
 static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
 
-#ifdef VHSUM_ROWS
+#ifdef VCOLS
 /* gemv_acc of rows shorter than a vector, back to back (short_rows): VL
  * rows at a time, as the d vectors they fill, each times its rows'
  * factors spread over it (VSPREAD), into one accumulator per vector; so
@@ -193,7 +195,7 @@ static TGT void F(acc_wide)(int64_t rows, int64_t d, const T *g, const T *mat, i
 
 static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, int64_t ld,
                             T *acc, int z) {
-#ifdef VHSUM_ROWS
+#ifdef VCOLS
   if (F(short_rows)(d, ld)) { /* the general loop below takes what is left */
     int64_t done = F(acc_short)(rows, d, g, mat, acc, z);
     mat += done * ld, g += done, rows -= done;
