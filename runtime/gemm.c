@@ -50,6 +50,8 @@
  * the bandwidth bound; 8 to 48 KB all helped, 24 KB the most. In cache
  * the same time. */
 #define KICK_AHEAD_BYTES (24 << 10)
+/* How far ahead gemv's short-row kernel prefetches (gemv_tmpl.h rows_len). */
+#define STREAM_AHEAD_BYTES 4096
 
 /* ---- portable: GCC/Clang vector extensions, 16-byte vectors ---- */
 typedef float g_v4sf __attribute__((vector_size(16)));
