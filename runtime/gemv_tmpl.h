@@ -130,6 +130,54 @@ static TGT void F(rows_short)(int64_t len, int64_t rows, const T *x, const T *y,
 #undef ROWS_LEN
 }
 
+/* gemv_acc of rows shorter than a vector, back to back (short_rows): VL
+ * rows at a time, as the d vectors they fill, each times its rows'
+ * factors spread over it (VSPREAD), into one accumulator per vector; so
+ * element e = k VL + l of the accumulators (lane l of the k-th) sums
+ * column e % d of every VL-th row from row e / d. At the end each column
+ * adds its elements in the order of e. Stops before VL
+ * rows of which a factor is 0, inf or NaN under the zero rule, and before
+ * a tail of fewer than VL rows; returns how many rows it added. With
+ * `prefetch`, as gemv_rows does in a pair (the second half of the block
+ * after next). */
+static inline __attribute__((always_inline)) TGT int64_t F(acc_len)(int64_t rows, int d, const T *g,
+                                                                    const T *mat, T *acc, int z,
+                                                                    int prefetch) {
+  V s[VL];
+  for (int k = 0; k < d; k++)
+    s[k] = VZERO();
+  const int64_t half = rows * d * (int64_t)sizeof(T) / 2;
+  int64_t p = 0;
+  for (; p + VL <= rows; p += VL) {
+    V gv = VLOADU(g + p);
+    if (z && !VFINITE_NZ(gv))
+      break;
+    if (prefetch)
+      F(prefetch_block)(mat, rows, d, 2, half + p * d * (int64_t)sizeof(T) / 2,
+                        half + (p + VL) * d * (int64_t)sizeof(T) / 2);
+    const T *r = mat + p * d;
+    for (int k = 0; k < d; k++)
+      s[k] = VFMA(VSPREAD(gv, d, k), VLOADU(r + k * VL), s[k]);
+  }
+  _Alignas(64) T b[VL * VL];
+  for (int k = 0; k < d; k++)
+    VSTOREA(b + k * VL, s[k]);
+  for (int64_t j = 0; j < d; j++) {
+    T t = 0;
+    for (int64_t e = j; e < VL * d; e += d)
+      t += b[e];
+    acc[j] += t;
+  }
+  return p;
+}
+
+static TGT int64_t F(acc_short)(int64_t rows, int64_t d, const T *g, const T *mat, T *acc, int z,
+                                int prefetch) {
+#define ACC_LEN(k) return F(acc_len)(rows, k, g, mat, acc, z, prefetch)
+  switch (d) { SHORT_CASES(ACC_LEN); }
+#undef ACC_LEN
+}
+#undef SHORT_CASES
 #endif
 
 /* dot of VL rows (row q at x + q * ld) with y: the horizontal sums of the
@@ -274,6 +322,27 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
  * once, not twice (the finiteness scan, then the product). */
 static TGT void F(gemv_sum_z)(int64_t nn, int64_t k, const T *x, int64_t incx, const T *mat,
                               int64_t ld, T *y, int64_t incy, int acc) {
+#ifdef VCOLS
+  if (incx == 1 && F(short_rows)(nn, ld)) { /* x^T g with x of few columns: acc_short */
+    _Alignas(64) T b[VL];
+    for (int64_t j = 0; j < nn; j++)
+      b[j] = acc ? y[j * incy] : 0;
+    for (int64_t p = 0; p < k;) {
+      p += F(acc_short)(k - p, nn, x + p, mat + p * ld, b, 1, 0);
+      /* the step it stopped before (a factor 0, inf or NaN), or the tail */
+      for (int64_t stop = F(min64)(k, p + VL); p < stop; p++) {
+        T x0 = x[p];
+        const T *r0 = mat + p * ld;
+        for (int64_t j = 0; j < nn; j++)
+          if ((x0 != 0 && x0 - x0 == 0) || (x0 != 0 && r0[j] != 0))
+            b[j] += x0 * r0[j];
+      }
+    }
+    for (int64_t j = 0; j < nn; j++)
+      y[j * incy] = b[j];
+    return;
+  }
+#endif
   enum { JB = 2048 / sizeof(T) };
   _Alignas(64) T buf[JB];
   for (int64_t j0 = 0; j0 < nn; j0 += JB) {

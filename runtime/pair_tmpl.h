@@ -86,51 +86,6 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
  * the block after next (gemv_rows, shared). */
 static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
 
-#ifdef VCOLS
-/* gemv_acc of rows shorter than a vector, back to back (short_rows): VL
- * rows at a time, as the d vectors they fill, each times its rows'
- * factors spread over it (VSPREAD), into one accumulator per vector; so
- * element e = k VL + l of the accumulators (lane l of the k-th) sums
- * column e % d of every VL-th row from row e / d. At the end each column
- * adds its elements in the order of e. Stops before VL
- * rows of which a factor is 0, inf or NaN under the zero rule, and before
- * a tail of fewer than VL rows; returns how many rows it added. */
-static inline __attribute__((always_inline)) TGT int64_t F(acc_len)(int64_t rows, int d, const T *g,
-                                                                    const T *mat, T *acc, int z) {
-  V s[VL];
-  for (int k = 0; k < d; k++)
-    s[k] = VZERO();
-  const int64_t half = rows * d * (int64_t)sizeof(T) / 2;
-  int64_t p = 0;
-  for (; p + VL <= rows; p += VL) {
-    V gv = VLOADU(g + p);
-    if (z && !VFINITE_NZ(gv))
-      break;
-    F(prefetch_block)(mat, rows, d, 2, half + p * d * (int64_t)sizeof(T) / 2,
-                      half + (p + VL) * d * (int64_t)sizeof(T) / 2);
-    const T *r = mat + p * d;
-    for (int k = 0; k < d; k++)
-      s[k] = VFMA(VSPREAD(gv, d, k), VLOADU(r + k * VL), s[k]);
-  }
-  _Alignas(64) T b[VL * VL];
-  for (int k = 0; k < d; k++)
-    VSTOREA(b + k * VL, s[k]);
-  for (int64_t j = 0; j < d; j++) {
-    T t = 0;
-    for (int64_t e = j; e < VL * d; e += d)
-      t += b[e];
-    acc[j] += t;
-  }
-  return p;
-}
-
-static TGT int64_t F(acc_short)(int64_t rows, int64_t d, const T *g, const T *mat, T *acc, int z) {
-#define ACC_LEN(k) return F(acc_len)(rows, k, g, mat, acc, z)
-  switch (d) { SHORT_CASES(ACC_LEN); }
-#undef ACC_LEN
-}
-#undef SHORT_CASES
-#endif
 
 /* Row p of gemv_acc's general loop (below) on its columns [0, CV VL) at r,
  * into the accumulators s[p % 4], held in registers here: a zero-rule row
@@ -197,7 +152,7 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
                             T *acc, int z) {
 #ifdef VCOLS
   if (F(short_rows)(d, ld)) { /* the general loop below takes what is left */
-    int64_t done = F(acc_short)(rows, d, g, mat, acc, z);
+    int64_t done = F(acc_short)(rows, d, g, mat, acc, z, 1);
     mat += done * ld, g += done, rows -= done;
   }
 #endif

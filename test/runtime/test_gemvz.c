@@ -1,14 +1,15 @@
 /* test_gemvz.c: sg_rt_gemmz's matrix-vector products that sum rows of the
  * matrix (m == 1 with B as is, n == 1 with A transposed: the adjoint of
  * x @ w), which skip gemmz's finiteness scan and apply the zero rule row
- * by row (gemm_tmpl.h's gemv_sum_z). Run by gemvz.test.
+ * by row (gemv_tmpl.h's gemv_sum_z). Run by gemvz.test.
  *
  * Against a naive loop that leaves out every term with a zero factor, in
  * f32 and f64, with zeros, infinities and NaNs in the vector and in the
  * matrix (a zero factor against inf or NaN must give 0), accumulating or
  * not, at sizes that take the four-row path, the one-row tail, column
  * blocks wider than the kernel's buffer, and the thread pool's split over
- * rows -- whose bits must not depend on the number of threads. Prints
+ * rows -- whose bits must not depend on the number of threads -- and
+ * rows back to back shorter than a vector (the short-row kernel). Prints
  * "FAIL file:line: ..." per failure (rtcheck.h); exits non-zero on any. */
 #include <math.h>
 #include <stdint.h>
@@ -45,8 +46,8 @@ static void fill(double *x, double *mat, int64_t k, int64_t nn, int64_t ld, int 
   }
 }
 
-static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int rowvec) {
-  int64_t ld = nn + 3;
+static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int rowvec, int64_t pad) {
+  int64_t ld = nn + pad;
   double *x = malloc(sizeof(double) * (size_t)k), *mat = malloc(sizeof(double) * (size_t)(k * ld));
   double *want = malloc(sizeof(double) * (size_t)nn);
   fill(x, mat, k, nn, ld, specials);
@@ -91,8 +92,8 @@ static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int 
 }
 
 /* The pool's split over rows (few columns, many rows): 1 and 2 threads. */
-static void same_bits_on_threads(void) {
-  int64_t nn = 16, k = 300000, ld = 16;
+static void same_bits_on_threads(int64_t nn) {
+  int64_t k = 300000, ld = nn;
   float *x = malloc(sizeof(float) * (size_t)k), *m = malloc(sizeof(float) * (size_t)(k * ld));
   float y1[16], y2[16];
   for (int64_t p = 0; p < k; p++) {
@@ -105,10 +106,11 @@ static void same_bits_on_threads(void) {
   sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y1, 1, 0);
   sg_set_num_threads(2);
   sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y2, 1, 0);
-  CHECK(!memcmp(y1, y2, sizeof y1) && isfinite(y1[2]),
-        "1 and 2 threads differ, or the zero rule failed (y[2] = %g)", y1[2]);
-  if (!memcmp(y1, y2, sizeof y1))
-    printf("x^T g over 300000 rows: 1 and 2 threads agree bit for bit\n");
+  size_t bytes = sizeof(float) * (size_t)nn;
+  CHECK(!memcmp(y1, y2, bytes) && isfinite(y1[2]),
+        "nn=%lld: 1 and 2 threads differ, or the zero rule failed (y[2] = %g)", (long long)nn, y1[2]);
+  if (!memcmp(y1, y2, bytes))
+    printf("x^T g over 300000 rows of %lld: 1 and 2 threads agree bit for bit\n", (long long)nn);
   free(x), free(m);
 }
 
@@ -122,10 +124,24 @@ int main(void) {
         for (int acc = 0; acc < 2; acc++)
           for (int sp = 0; sp < 2; sp++)
             for (int rv = 0; rv < 2; rv++)
-              one_case(f64, nns[a], ks[b], acc, sp, rv);
-  one_case(0, 16, 40000, 0, 1, 0); /* the pool's split over rows */
-  one_case(1, 8, 40000, 1, 1, 0);
-  same_bits_on_threads();
+              one_case(f64, nns[a], ks[b], acc, sp, rv, 3);
+  /* rows back to back and shorter than a vector: AVX-512's short-row
+   * kernel in 16-row steps, those with a zero-rule factor and the tail
+   * row by row */
+  static const int64_t short_nns[] = {1, 3, 4, 7, 10, 15};
+  static const int64_t short_ks[] = {1, 17, 64, 1001};
+  for (int f64 = 0; f64 < 2; f64++)
+    for (size_t a = 0; a < sizeof short_nns / sizeof *short_nns; a++)
+      for (size_t b = 0; b < sizeof short_ks / sizeof *short_ks; b++)
+        for (int acc = 0; acc < 2; acc++)
+          for (int sp = 0; sp < 2; sp++)
+            for (int rv = 0; rv < 2; rv++)
+              one_case(f64, short_nns[a], short_ks[b], acc, sp, rv, 0);
+  one_case(0, 16, 40000, 0, 1, 0, 3); /* the pool's split over rows */
+  one_case(1, 8, 40000, 1, 1, 0, 3);
+  one_case(0, 5, 40000, 1, 1, 0, 0);
+  same_bits_on_threads(16);
+  same_bits_on_threads(4);
   printf("%s: %d checks, %d failures\n", nfails ? "FAILED" : "PASSED", nchecks, nfails);
   return nfails != 0;
 }
