@@ -422,8 +422,61 @@ static TGT inline void hsum8_rows_pd(const __m512d *s, double *out, int plus0) {
   __m512i idx = _mm512_setr_epi64(0, 1, 4, 5, 2, 3, 6, 7);
   _mm512_storeu_pd(out, _mm512_permutexvar_pd(idx, f));
 }
+/* transpose16_ps's f64 form: the first d < 8 columns of 8 rows ld apart. */
+static TGT inline __attribute__((always_inline)) void transpose8_pd(const double *x, int64_t ld, int d,
+                                                                    __m512d *c) {
+  __m512d r[8], t[8], u[8];
+  __mmask8 m = (__mmask8)((1u << d) - 1);
+  for (int q = 0; q < 8; q++)
+    r[q] = _mm512_maskz_loadu_pd(m, x + q * ld);
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; h++) {
+    u[4 * h] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0x88);
+    u[4 * h + 1] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0x88);
+    u[4 * h + 2] = _mm512_shuffle_f64x2(t[4 * h], t[4 * h + 2], 0xdd);
+    u[4 * h + 3] = _mm512_shuffle_f64x2(t[4 * h + 1], t[4 * h + 3], 0xdd);
+  }
+  for (int j = 0; j < 4; j++) {
+    if (j < d)
+      c[j] = _mm512_shuffle_f64x2(u[j], u[4 + j], 0x88);
+    if (4 + j < d)
+      c[4 + j] = _mm512_shuffle_f64x2(u[j], u[4 + j], 0xdd);
+  }
+}
+/* cols16_ps's f64 form (8 rows of d < 8): permutes for 2 and 4 columns. */
+static TGT inline __attribute__((always_inline)) void cols8_pd(const double *x, int d, __m512d *v) {
+  if (d & (d - 1)) {
+    transpose8_pd(x, d, d, v);
+    return;
+  }
+  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  __m512d n[4];
+  for (int k = 0; k < d; k++)
+    v[k] = _mm512_loadu_pd(x + 8 * k);
+  for (int g = d; g > 1; g /= 2) {
+    for (int i = 0; i < d / 2; i++) {
+      n[i] = _mm512_permutex2var_pd(v[2 * i], even, v[2 * i + 1]);
+      n[d / 2 + i] = _mm512_permutex2var_pd(v[2 * i], odd, v[2 * i + 1]);
+    }
+    for (int k = 0; k < d; k++)
+      v[k] = n[k];
+  }
+}
+/* spread16_ps's f64 form: vector k lane l <- g[(8 k + l) / d]. */
+static TGT inline __attribute__((always_inline)) __m512d spread8_pd(__m512d g, int d, int k) {
+  __m512i row = _mm512_setr_epi64((8 * k) / d, (8 * k + 1) / d, (8 * k + 2) / d, (8 * k + 3) / d,
+                                  (8 * k + 4) / d, (8 * k + 5) / d, (8 * k + 6) / d, (8 * k + 7) / d);
+  return _mm512_permutexvar_pd(row, g);
+}
 #define VHSUM_ROWS(s, out) hsum8_rows_pd(s, out, 0)
 #define VHSUM_ROWS_PLUS0(s, out) hsum8_rows_pd(s, out, 1)
+#define VCOLS(x, d, v) cols8_pd(x, d, v)
+#define VCOLS_LD(x, ld, d, v) transpose8_pd(x, ld, d, v)
+#define VSPREAD(g, d, k) spread8_pd(g, d, k)
 #define T double
 #define V __m512d
 #define VL 8
@@ -433,6 +486,9 @@ static TGT inline void hsum8_rows_pd(const __m512d *s, double *out, int plus0) {
 #include "gemm_tmpl.h"
 #undef VHSUM_ROWS
 #undef VHSUM_ROWS_PLUS0
+#undef VCOLS
+#undef VCOLS_LD
+#undef VSPREAD
 #undef T
 #undef V
 #undef VL

@@ -15,9 +15,9 @@
  *   TGT          function attributes (target ISA) for every function here
  *   VLOADA/VLOADU/VSTOREA/VSTOREU, VSET1, VZERO, VFMA(a, b, c) = a*b + c,
  *   VHSUM (sum of the lanes), VFINITE_NZ (all lanes finite and nonzero)
- *   and, for AVX-512 only, VHSUM_ROWS(_PLUS0) (gemm.c: hsum16_rows_ps,
- *   hsum8_rows_pd), for f32 AVX-512 only VCOLS, VCOLS_LD and VSPREAD
- *   (cols16_ps, transpose16_ps, spread16_ps)
+ *   and, for AVX-512 only, VHSUM_ROWS(_PLUS0), VCOLS, VCOLS_LD and
+ *   VSPREAD (gemm.c: hsum16_rows_ps, cols16_ps, transpose16_ps and
+ *   spread16_ps, and their f64 forms)
  * and gets SFX-suffixed gemm(...) with sg_rt_gemm_*'s signature. Everything
  * is compiled for the one ISA, so helpers inline into each other. */
 

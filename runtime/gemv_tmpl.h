@@ -70,7 +70,7 @@ static inline TGT void F(dot_rows1)(const T *x, int64_t ld, V yv, T *out) {
   VHSUM_ROWS_PLUS0(s, out);
 }
 
-#ifdef VCOLS /* (f32 AVX-512) */
+#ifdef VCOLS /* (AVX-512) */
 /* Rows shorter than a vector, back to back (x @ w with that few
  * columns): VL rows fill len vectors, whose columns VCOLS takes out. */
 static inline TGT int F(short_rows)(int64_t len, int64_t ld) {
@@ -120,10 +120,16 @@ static inline __attribute__((always_inline)) TGT void F(rows_len)(int len, int64
 }
 
 /* (one instance per length, so that its loops unroll into registers) */
+#if VL == 16
 #define SHORT_CASES(CALL)                                                                          \
   case 1: CALL(1); case 2: CALL(2); case 3: CALL(3); case 4: CALL(4); case 5: CALL(5);               \
   case 6: CALL(6); case 7: CALL(7); case 8: CALL(8); case 9: CALL(9); case 10: CALL(10);             \
   case 11: CALL(11); case 12: CALL(12); case 13: CALL(13); case 14: CALL(14); default: CALL(15)
+#else /* VL == 8 */
+#define SHORT_CASES(CALL)                                                                          \
+  case 1: CALL(1); case 2: CALL(2); case 3: CALL(3); case 4: CALL(4); case 5: CALL(5);               \
+  case 6: CALL(6); default: CALL(7)
+#endif
 static TGT void F(rows_short)(int64_t len, int64_t rows, const T *x, const T *y, T *out, int prefetch) {
 #define ROWS_LEN(k) F(rows_len)(k, rows, x, y, out, prefetch); return
   switch (len) { SHORT_CASES(ROWS_LEN); }
