@@ -5,7 +5,7 @@
  *
  * dot and dot_rows: a dot product, and VL of them at once with the same
  * bits (the horizontal sums in one transposing pass; rows shorter than a
- * vector column by column, f32 AVX-512). gemv: a vector times a matrix
+ * vector column by column, AVX-512). gemv: a vector times a matrix
  * without packing; gemv_sum_z: its sum of rows under the zero rule;
  * gemv_par: either on the thread pool, split by size only. */
 
