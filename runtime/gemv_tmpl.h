@@ -9,6 +9,10 @@
  * without packing; gemv_sum_z: its sum of rows under the zero rule;
  * gemv_par: either on the thread pool, split by size only. */
 
+/* A factor that the zero rule lets multiply a whole row (x - x is 0 only
+ * for finite x). */
+static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
+
 /* The vector part of dot: lanes of partial sums; *pend: where the scalar
  * tail starts. */
 static inline TGT V F(dot_vec)(int64_t len, const T *x, const T *y, int64_t *pend) {
@@ -340,7 +344,7 @@ static TGT void F(gemv_sum_z)(int64_t nn, int64_t k, const T *x, int64_t incx, c
         T x0 = x[p];
         const T *r0 = mat + p * ld;
         for (int64_t j = 0; j < nn; j++)
-          if ((x0 != 0 && x0 - x0 == 0) || (x0 != 0 && r0[j] != 0))
+          if (F(finite_nz)(x0) || (x0 != 0 && r0[j] != 0))
             b[j] += x0 * r0[j];
       }
     }

@@ -79,14 +79,6 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
   }
 }
 
-/* acc[0..d) += sum of the rows weighted by g (four accumulators, row p
- * into p % 4, added at the end: four independent chains instead of one),
- * under the zero rule when z: a row whose g is 0 adds nothing, one whose g
- * is inf or NaN only its nonzero entries. It prefetches the second half of
- * the block after next (gemv_rows, shared). */
-static inline TGT int F(finite_nz)(T x) { return x != 0 && x - x == 0; }
-
-
 /* Row p of gemv_acc's general loop (below) on its columns [0, CV VL) at r,
  * into the accumulators s[p % 4], held in registers here: a zero-rule row
  * (g 0, inf or NaN) goes through the general loop's own scalar code. */
@@ -148,6 +140,11 @@ static TGT void F(acc_wide)(int64_t rows, int64_t d, const T *g, const T *mat, i
   }
 }
 
+/* acc[0..d) += sum of the rows weighted by g (four accumulators, row p
+ * into p % 4, added at the end: four independent chains instead of one),
+ * under the zero rule when z: a row whose g is 0 adds nothing, one whose g
+ * is inf or NaN only its nonzero entries. It prefetches the second half of
+ * the block after next (gemv_rows, shared). */
 static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, int64_t ld,
                             T *acc, int z) {
 #ifdef VCOLS
