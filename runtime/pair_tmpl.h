@@ -26,6 +26,7 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     return;
   }
   const int64_t row_bytes = ld * (int64_t)sizeof(T);
+  __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
 #ifdef VHSUM_ROWS
   /* Rows of exactly one vector, back to back (x @ w with 16 columns), with
    * gemv_acc to follow: the loop below with its tests hoisted, the rows and
@@ -37,7 +38,6 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     const char *later = (const char *)(mat + 2 * rows * VL);
     const V vv = VLOADU(v);
     int64_t i = 0;
-    __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
     for (; i + STEP <= rows; i += STEP) {
       F(prefetch_lines)(later + i * (int64_t)(VL * sizeof(T)) / 2, STEP * VL * sizeof(T) / 128);
       F(dot_rows1)(mat + i * VL, VL, vv, out + i);
@@ -47,7 +47,6 @@ static TGT void F(gemv_rows)(int64_t rows, int64_t d, const T *mat, int64_t ld, 
     return;
   }
 #endif
-  __builtin_prefetch((const char *)mat + KICK_AHEAD_BYTES);
 #ifdef VCOLS
   if (F(short_rows)(d, ld)) {
     F(rows_short)(d, rows, mat, v, out, shared ? 2 : 1);
