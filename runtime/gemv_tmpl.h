@@ -216,7 +216,7 @@ static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T 
     }
     VSTOREU(out, r);
   }
-#endif
+#else
   if (p < len)
     for (int q = 0; q < VL; q++) {
       const T *xq = x + q * ld;
@@ -225,6 +225,7 @@ static inline TGT void F(dot_rows)(int64_t len, const T *x, int64_t ld, const T 
         r += xq[pp] * y[pp];
       out[q] = r;
     }
+#endif
 }
 #endif
 
