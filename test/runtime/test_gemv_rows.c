@@ -115,7 +115,7 @@ int main(void) {
    * d = 2, 4, 8, 16 are one vector's width in one of them (their rows back
    * to back take gemv_acc's contiguous path), 1, 2, 4, 7 and 8 rows
    * shorter than AVX-512's vector (its short-row kernels: permutes for
-   * powers of two, gathers otherwise), 48 and 64 several vectors in each
+   * powers of two, a transpose otherwise), 48 and 64 several vectors in each
    * (accumulators in registers) */
   int64_t rows[] = {1, 3, 4, 17, 256, 1000};
   int64_t ds[] = {1, 2, 4, 7, 8, 16, 33, 48, 64, 600};
