@@ -149,7 +149,11 @@ static int rows_main(int64_t R) {
   CHECK_CLOSE(rxent_loss(), want, 1e-11);
   printf("ok: rows: value\n");
   /* gradient: -y + sum(y) softmax(z) per row; and central differences at 24
-   * elements (the loss is invariant under a shift of a row) */
+   * elements (the loss is invariant under a shift of a row). The step is
+   * 3e-4 whatever x: the loss is about 1e6 (rows of 8200 terms), so one
+   * rounding of it (1.2e-10) moved a difference over 2h = 2e-5 (h = 1e-5
+   * for x near 1) by 6e-6, above the tolerance; now by 2e-7, and the
+   * step's own error is h^2 |f'''| / 6 < 1e-7 (|f'''| < 4 here). */
   sg_set_num_threads(1);
   CHECK_EQ_INT(rxent_grad(&z, &y, &out, &dz), SG_OK);
   double *g = calloc((size_t)(R * K + 1), sizeof(double));
@@ -168,7 +172,7 @@ static int rows_main(int64_t R) {
   double err = 0, scale = 1;
   for (int k = 0; k < 24 && R > 0; k++) {
     int64_t i = (int64_t)(sgt_uniform(0, 1) * (double)(R * K));
-    double x = Z[i], h = 1e-5 * fmax(1.0, fabs(x));
+    double x = Z[i], h = 3e-4;
     Z[i] = x + h;
     double up = rxent_loss();
     Z[i] = x - h;
@@ -277,7 +281,8 @@ int main(int argc, char **argv) {
   }
 
   /* growing data: each block's max above the shift its sums take (the
-   * max of the blocks before it) by far more than the slack of 2 (summed
+   * max of the blocks before it; for a chunk's first block, the max of its
+   * first 256 elements) by far more than the slack of 2 (summed
    * again, shifted by its own max: else e^100 overflows the f32 sums),
    * then by less (kept): the values as the plain formula, the f32 loss as
    * the f64 formula */
