@@ -396,7 +396,10 @@ enum { SHORT_TRIP = 128 };
  * whose range is [p->begin, p->end). A flat loop over n elements (this and
  * cg_par_begin_chunks): its stores may stream (cg_stream.c). */
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p);
-/* The same with at most maxchunks chunks (an i64; at most 1024). */
+/* Chunks a parallel loop has at most, so that a reduction's partials
+ * (one per chunk) fit a fixed array. */
+enum { CG_PAR_MAX_CHUNKS = 1024 };
+/* The same with at most maxchunks chunks (an i64; at most CG_PAR_MAX_CHUNKS). */
 void cg_par_begin_chunks(Body *B, LLVMValueRef n, LLVMValueRef maxchunks, Par *p);
 /* Ends it: back in the body, which runs the loop on the thread pool. */
 void cg_par_end(Body *B, Par *p);

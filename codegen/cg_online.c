@@ -528,14 +528,14 @@ static void store_state(Cg *g, Online *o, State *st, LLVMValueRef m, LLVMValueRe
  * time, and idle while the sums computed: W3's pass ran at half the
  * bandwidth. The first block's whole max did the same to the first block
  * of every chunk (a quarter of the data with 16K-element chunks: W3's
- * pass 1.1x slower than with the prefix). The shift only
- * has to keep the terms finite and accurate: a block whose max exceeds it
- * by more than ONLINE_SLACK (growing data; an inf too, which then gives
- * NaN as before; a NaN compares false, and its sums are NaN whatever the
- * shift) is summed again from cache, shifted by its own max; each such
- * block raises the running max by more than the slack, so there are at
- * most (max - the prefix's max) / ONLINE_SLACK of them per chunk. Within
- * the slack, a term's exp(x - shift) is at most e^2 and its argument's
+ * pass 1.1x slower than with the prefix). The shift only has to keep the
+ * terms finite and accurate: a block whose max exceeds it by more than
+ * ONLINE_SLACK (growing data; an inf too, which then gives NaN as before;
+ * a NaN compares false, and its sums are NaN whatever the shift) is
+ * summed again from cache, shifted by its own max; each such block raises
+ * the running max by more than the slack, so there are at most
+ * (max - the prefix's max) / ONLINE_SLACK of them per chunk. Within the
+ * slack, a term's exp(x - shift) is at most e^2 and its argument's
  * rounding error at most 2 ulp of 1 larger than with the block's max. */
 static void blocks(Body *B, Online *o, State *st, LLVMValueRef lo, LLVMValueRef hi) {
   Cg *g = B->g;
@@ -586,7 +586,7 @@ static void online_version(Body *B, Online *o, LLVMValueRef n, bool on) {
     return;
   }
   Par par;
-  cg_par_begin_blocks(B, n, ONLINE_CHUNK, 1024, ONLINE_BLOCK, &par);
+  cg_par_begin_blocks(B, n, ONLINE_CHUNK, CG_PAR_MAX_CHUNKS, ONLINE_BLOCK, &par);
   LLVMValueRef pm = cg_par_partials(B, &par, o->t), pv[ONLINE_MAX_MEMBERS], pc[ONLINE_MAX_MEMBERS];
   for (int k = 0; k < o->nmem; k++) {
     pv[k] = cg_par_partials(B, &par, o->d);

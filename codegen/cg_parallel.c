@@ -31,9 +31,8 @@
 
 #include "cg_internal.h"
 
-/* Elements per chunk at least, and chunks at most (so a reduction's
- * partials fit a fixed array). */
-enum { PAR_CHUNK = 1 << 14, PAR_MAX_CHUNKS = 1024 };
+/* Elements per chunk at least (chunks at most: CG_PAR_MAX_CHUNKS). */
+enum { PAR_CHUNK = 1 << 14 };
 
 /* Elements per chunk at least for loops over whole rows (row reductions,
  * fills that need the index: cg_par_begin_rows). Their results never
@@ -97,7 +96,7 @@ LLVMValueRef cg_alloca_at(Cg *g, LLVMBasicBlockRef entry, LLVMTypeRef t, const c
 }
 
 LLVMValueRef cg_par_partials(Body *B, Par *p, LLVMTypeRef elem) {
-  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, PAR_MAX_CHUNKS), "partials");
+  return cg_alloca_at(B->g, p->saved_entry, LLVMArrayType2(elem, CG_PAR_MAX_CHUNKS), "partials");
 }
 
 LLVMValueRef cg_par_partials_n(Body *B, Par *p, LLVMTypeRef elem, int64_t count) {
@@ -143,7 +142,7 @@ static void mark_flat(Body *B, Par *p) {
 }
 
 void cg_par_begin(Body *B, LLVMValueRef n, Par *p) {
-  par_begin(B, n, PAR_CHUNK, i64c(B->g, PAR_MAX_CHUNKS), 1, p);
+  par_begin(B, n, PAR_CHUNK, i64c(B->g, CG_PAR_MAX_CHUNKS), 1, p);
   mark_flat(B, p);
 }
 
@@ -160,8 +159,8 @@ void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p) {
   Cg *g = B->g;
   LLVMValueRef most = LLVMBuildSDiv(g->b, total, i64c(g, PAR_ROWS_CHUNK), "");
   most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, most, i64c(g, 1), ""), i64c(g, 1), most, "");
-  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, most, i64c(g, PAR_MAX_CHUNKS), ""),
-                         i64c(g, PAR_MAX_CHUNKS), most, "");
+  most = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, most, i64c(g, CG_PAR_MAX_CHUNKS), ""),
+                         i64c(g, CG_PAR_MAX_CHUNKS), most, "");
   par_begin(B, rows, 1, most, 1, p);
 }
 
