@@ -249,6 +249,25 @@ static inline TGT void F(add_rows4)(T *buf, int64_t jb, const T *r0, int64_t ld,
     buf[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
 }
 
+/* buf[0..jb) += x0 r0 (buf aligned): the one-row step of gemv, gemv_sum_z
+ * and the pair's adjoint. Under the zero rule (z) a factor of 0 adds
+ * nothing and an inf or NaN one only r0's nonzero entries. */
+static inline TGT void F(add_row)(T *buf, int64_t jb, const T *r0, T x0, int z) {
+  if (z && !F(finite_nz)(x0)) {
+    if (x0 != 0)
+      for (int64_t j = 0; j < jb; j++)
+        if (r0[j] != 0)
+          buf[j] += x0 * r0[j];
+    return;
+  }
+  V v0 = VSET1(x0);
+  int64_t j = 0;
+  for (; j + VL <= jb; j += VL)
+    VSTOREA(buf + j, VFMA(v0, VLOADU(r0 + j), VLOADA(buf + j)));
+  for (; j < jb; j++)
+    buf[j] += x0 * r0[j];
+}
+
 /* One vector times a matrix, without packing:
  *   y[j*incy] = (acc ? y[j*incy] : 0) + sum_p x[p*incx] * M(p, j),  j < nn,
  * where M(p, j) = mat[p*ld + j] (tmat == 0) or mat[j*ld + p] (tmat != 0).
@@ -272,16 +291,8 @@ static TGT void F(gemv)(int64_t nn, int64_t k, const T *x, int64_t incx,
         F(add_rows4)(buf, jb, mat + p * ld + j0, ld, x[p * incx], x[(p + 1) * incx],
                      x[(p + 2) * incx], x[(p + 3) * incx]);
       }
-      for (; p < k; p++) {
-        T x0 = x[p * incx];
-        V v0 = VSET1(x0);
-        const T *r0 = mat + p * ld + j0;
-        int64_t j = 0;
-        for (; j + VL <= jb; j += VL)
-          VSTOREA(buf + j, VFMA(v0, VLOADU(r0 + j), VLOADA(buf + j)));
-        for (; j < jb; j++)
-          buf[j] += x0 * r0[j];
-      }
+      for (; p < k; p++)
+        F(add_row)(buf, jb, mat + p * ld + j0, x[p * incx], 0);
       for (int64_t j = 0; j < jb; j++)
         y[(j0 + j) * incy] = buf[j];
     }
@@ -365,28 +376,13 @@ static TGT void F(gemv_sum_z)(int64_t nn, int64_t k, const T *x, int64_t incx, c
       if (p + 4 <= k) {
         T x0 = x[p * incx], x1 = x[(p + 1) * incx], x2 = x[(p + 2) * incx],
           x3 = x[(p + 3) * incx];
-        /* finite and nonzero: x - x is 0 only for finite x */
-        if (x0 != 0 && x1 != 0 && x2 != 0 && x3 != 0 && x0 - x0 == 0 && x1 - x1 == 0 &&
-            x2 - x2 == 0 && x3 - x3 == 0) {
+        if (F(finite_nz)(x0) && F(finite_nz)(x1) && F(finite_nz)(x2) && F(finite_nz)(x3)) {
           F(add_rows4)(buf, jb, mat + p * ld + j0, ld, x0, x1, x2, x3);
           p += 4;
           continue;
         }
       }
-      T x0 = x[p * incx];
-      const T *r0 = mat + p * ld + j0;
-      if (x0 != 0 && x0 - x0 == 0) {
-        V v0 = VSET1(x0);
-        int64_t j = 0;
-        for (; j + VL <= jb; j += VL)
-          VSTOREA(buf + j, VFMA(v0, VLOADU(r0 + j), VLOADA(buf + j)));
-        for (; j < jb; j++)
-          buf[j] += x0 * r0[j];
-      } else if (x0 != 0) { /* inf or NaN: only the nonzero entries count */
-        for (int64_t j = 0; j < jb; j++)
-          if (r0[j] != 0)
-            buf[j] += x0 * r0[j];
-      }
+      F(add_row)(buf, jb, mat + p * ld + j0, x[p * incx], 1);
       p++;
     }
     for (int64_t j = 0; j < jb; j++)

@@ -206,12 +206,7 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
       T gp = g[p];
       const T *r = mat + p * ld;
       T *b = buf[p & 3];
-      if (!z || F(finite_nz)(gp))
-        VSTOREA(b, VFMA(VSET1(gp), VLOADU(r), VLOADA(b)));
-      else if (gp != 0)
-        for (int j = 0; j < VL; j++)
-          if (r[j] != 0)
-            b[j] += gp * r[j];
+      F(add_row)(b, VL, r, gp, z);
     }
     for (int j = 0; j < VL; j++)
       acc[j] += (buf[0][j] + buf[1][j]) + (buf[2][j] + buf[3][j]);
@@ -237,18 +232,7 @@ static TGT void F(gemv_acc)(int64_t rows, int64_t d, const T *g, const T *mat, i
       T *b = buf[p & 3];
       if (j0 == 0 && !prefetched)
         F(prefetch_block)(mat, rows, ld, 2, half + p * row_bytes / 2, half + (p + 1) * row_bytes / 2);
-      if (!z || F(finite_nz)(gp)) {
-        V v0 = VSET1(gp);
-        int64_t j = 0;
-        for (; j + VL <= jb; j += VL)
-          VSTOREA(b + j, VFMA(v0, VLOADU(r + j), VLOADA(b + j)));
-        for (; j < jb; j++)
-          b[j] += gp * r[j];
-      } else if (gp != 0) {
-        for (int64_t j = 0; j < jb; j++)
-          if (r[j] != 0)
-            b[j] += gp * r[j];
-      }
+      F(add_row)(b, jb, r, gp, z);
     }
     for (int64_t j = 0; j < jb; j++)
       acc[j0 + j] += (buf[0][j] + buf[1][j]) + (buf[2][j] + buf[3][j]);
