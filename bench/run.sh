@@ -76,12 +76,12 @@ fi
 rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no -- . ':!bench' 2>/dev/null)" ] || rev="$rev + uncommitted changes"
 echo "sgc from $rev; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== sgc vs hand-written C (median ms per call, thread CPU time; spread = IQR/median) =="
+echo "== sgc vs hand-written C (one thread each; median ms per call, thread CPU time; spread = IQR/median) =="
 status=0
 "$OUT/bench_main" --budget "${BENCH_BUDGET:-2.5}" --data "$OUT/data" || status=$?
 [ "$status" -le 1 ] || exit "$status"
 echo
-echo "== W1-W6 (issue 9): sgc vs expert C (median ms per call; flt: minor page faults per call) =="
+echo "== W1-W6 (issue 9): sgc vs expert C (one thread each; median ms per call; flt: minor page faults per call) =="
 wstatus=0
 "$OUT/workloads_main" --budget "${BENCH_WBUDGET:-2}" --data "$OUT/data" || wstatus=$?
 [ "$wstatus" -le 1 ] || exit "$wstatus"
