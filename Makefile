@@ -23,7 +23,7 @@ RT_OPT ?= -O3 -g
 -include $(B)/config.mk
 $(B)/config.mk: tools/configure.sh
 	@mkdir -p $(B)
-	LLVM_CONFIG=$(LLVM_CONFIG) sh tools/configure.sh $@
+	LLVM_CONFIG=$(LLVM_CONFIG) CC="$(CC)" sh tools/configure.sh $@
 
 # ---- sources: one stage per folder ----
 FRONT_SRC := $(filter-out frontend/parser.c frontend/lexer.c,$(wildcard frontend/*.c))
@@ -80,12 +80,13 @@ $(GEN)/parser.o: $(GEN)/parser.c $(GEN)/lexer.h Makefile
 $(GEN)/lexer.o: $(GEN)/lexer.c $(GEN)/parser.h Makefile
 	$(CC) $(CFLAGS_ALL) $(GEN_WARN) -Ifrontend -I$(GEN) -c $< -o $@
 
+# LLVM_TOOL_LDFLAGS: LLVM's static libraries where they link (configure.sh).
 $(SGC): $(B)/obj/driver/sgc.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm -lpthread
+	$(CC) $(SAN) $^ -o $@ $(LLVM_TOOL_LDFLAGS) -lm -lpthread
 $(SGC_OPT): $(B)/obj/driver/sgc_opt.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $^ -o $@ $(LLVM_LDFLAGS) -lm -lpthread
+	$(CC) $(SAN) $^ -o $@ $(LLVM_TOOL_LDFLAGS) -lm -lpthread
 
 $(LIBSGRT): $(RT_OBJ)
 	@mkdir -p $(dir $@)
