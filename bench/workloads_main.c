@@ -19,7 +19,7 @@
  * W3's gradient must read z and y, then read them again and write dz,
  * where its forward reads them once; so the rounds of W3 also time that
  * second pass as a bare loop, and a line after the table gives the
- * grad/fwd of bare loops (2.2-2.4 on this host), to read W3's beside.
+ * grad/fwd of bare loops (2.1-2.4 on this host), to read W3's beside.
  *
  * sgc runs on one thread (sg_set_num_threads(1), whatever SG_NUM_THREADS
  * says), like the C: the times are the calling thread's CPU time, which
