@@ -652,10 +652,9 @@ static double wall_batch(wcase *c, int threads, int iters) {
  * ratios. Then the outputs of one more call on each are compared bit for
  * bit. */
 static void scaling(wcase *c, double budget) {
-  sg_set_num_threads(1);
-  must(c, "sgc", c->grad(c));
+  wall_batch(c, 1, 1); /* warm-up: the workspace is sized */
   double per = wall_batch(c, 1, 1);
-  wall_batch(c, 2, 1); /* warm: the pool's worker starts */
+  wall_batch(c, 2, 1); /* warm-up: the pool's worker starts */
   int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
   int rounds = (int)(0.5 * budget / (1.5 * per * iters));
   rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
