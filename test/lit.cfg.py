@@ -72,6 +72,14 @@ else:
     config.available_features.add("no-asan")
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
+# The AVX-512 forms of bench/hand (test/bench/hand_math.test) need the CPU.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split() for l in f if l.startswith("flags")), [])
+    if all(x in flags for x in ["avx512f", "avx512dq", "avx512bw", "avx512vl", "fma"]):
+        config.available_features.add("avx512")
+except OSError:
+    pass
 # Tools some tests need (.ci/run installs them; elsewhere those tests skip):
 # Graphviz for --emit-dot, gdb for -g, OpenMPI for examples/mpi.
 for tools, feature in [(["dot"], "graphviz"), (["gdb"], "gdb"), (["mpirun", "mpicc"], "mpi")]:

@@ -33,7 +33,11 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
                        float *loss, float *d_w, float *d_a, float *d_c);
 
 /* bench/workloads.sg, W1-W6 (workloads.c). These keep their scratch
- * memory between calls, as an expert would. */
+ * memory between calls, as an expert would, and run AVX-512 code
+ * (workloads_avx512.c) where the CPU has it, unless hand_portable is set:
+ * then the portable C, the baseline before issue 30 (the smoke test checks
+ * both against sgc). */
+extern int hand_portable;
 int hand_w1_xent_grad(int64_t n, int64_t d, int64_t k, const float *w, const float *x,
                       const float *y, float *loss, float *d_w);
 int hand_w2_logreg_grad(int64_t n, int64_t d, const float *w, const float *x,

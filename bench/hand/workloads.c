@@ -1,6 +1,11 @@
 /* workloads.c: an expert's C gradients of bench/workloads.sg (W1-W6).
  *
- * What an expert does that a straightforward implementation does not:
+ * Each hand_w* runs the AVX-512 form of workloads_avx512.c when the CPU has
+ * AVX-512 and the shape is one it handles (unless hand_portable is set),
+ * and otherwise the portable C below. The portable C is the baseline of
+ * the runs before issue 30; the smoke test checks that both give sgc's
+ * numbers. What the portable C does that a straightforward implementation
+ * does not:
  *   - scratch buffers are allocated once and kept between calls (ws_get),
  *     so a repeated call makes no allocation and takes no page fault;
  *   - passes are fused: each streams its data once (W2 reads x once for
@@ -15,8 +20,15 @@
  * if its one-time scratch allocation failed. */
 #include <string.h>
 
+#include "avx512.h"
 #include "hand.h"
 #include "vmath.h"
+#include "workloads_x.h"
+
+int hand_portable;
+
+/* Whether to try the AVX-512 forms. */
+static int use_x(void) { return !hand_portable && hx_avx512(); }
 
 double exp(double) VM_SIMD;
 
@@ -81,6 +93,13 @@ enum { W2_BLOCK = 256 };
 
 int hand_w2_logreg_grad(int64_t n, int64_t d, const float *w, const float *x,
                         const float *y, float *loss, float *d_w) {
+  double l, g64[16];
+  if (d <= 16 && use_x() && hx_w2_logreg(n, d, w, x, y, &l, g64)) {
+    *loss = (float)l;
+    for (int64_t j = 0; j < d; j++)
+      d_w[j] = (float)g64[j];
+    return 0;
+  }
   float *g = ws_get(1, (size_t)d * sizeof(float));
   if (!g)
     return -1;
@@ -136,6 +155,11 @@ int hand_w2_logreg_grad(int64_t n, int64_t d, const float *w, const float *x,
 enum { W3_BLOCK = 4096 };
 
 int hand_w3_xent_grad(int64_t n, const float *z, const float *y, float *loss, float *d_z) {
+  double l;
+  if (use_x() && hx_w3_xent(n, z, y, &l, d_z)) {
+    *loss = (float)l;
+    return 0;
+  }
   double m = -INFINITY, s = 0, sy = 0, yz = 0;
   for (int64_t i0 = 0; i0 < n; i0 += W3_BLOCK) {
     int64_t nb = n - i0 < W3_BLOCK ? n - i0 : W3_BLOCK;
@@ -212,6 +236,10 @@ int hand_w4_mlp_grad(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1
 /* W5: z = w x, softmax, dW = dz x^T; no allocation at all (k is small). */
 int hand_w5_tiny_grad(int64_t k, int64_t d, const float *w, const float *x, const float *y,
                       float *loss, float *d_w) {
+  if (!w || !x || !y || !loss || !d_w || k < 0 || d < 0)
+    return -2; /* a C API checks its arguments too */
+  if (use_x() && hx_w5_tiny(k, d, w, x, y, loss, d_w))
+    return 0;
   float zbuf[64];
   float *z = k <= 64 ? zbuf : ws_get(5, (size_t)k * sizeof(float));
   if (!z)
@@ -251,6 +279,8 @@ int hand_w5_tiny_grad(int64_t k, int64_t d, const float *w, const float *x, cons
  * 8 at a time so the vectorizer sees whole vectors across points. */
 int hand_w6_mstep_grad(int64_t n, int64_t k, const double *mu, const double *x,
                        double *loss, double *d_mu) {
+  if (use_x() && hx_w6_mstep(n, k, mu, x, loss, d_mu))
+    return 0;
   if (k != 8) { /* the general case: the same, with a runtime loop bound */
     double total = 0;
     double *g = ws_get(6, (size_t)k * sizeof(double));
