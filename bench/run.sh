@@ -41,7 +41,7 @@ mkdir -p "$OUT/wobj"
 $CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/workloads_main.c \
   -o "$OUT/wobj/workloads_main.o"
 $CC "$OUT/wobj/workloads_main.o" "$OUT/obj/sg_workloads.o" "$OUT/obj/hand_workloads.o" \
-  "$OUT/obj/hand_workloads_avx512.o" "$OUT/obj/hand_avx512.o" \
+  "$OUT/obj/hand_workloads_avx512.o" "$OUT/obj/hand_avx512.o" "$OUT/obj/hand_gemm.o" \
   "$LIB" -lm -lpthread -o "$OUT/workloads_main"
 
 # 3. PyTorch (Debian's python3-torch, for /usr/bin/python3): installed here

@@ -12,8 +12,9 @@
  * reduction (x = n ln2 + r), a polynomial for exp(r) and `vscalefps` for
  * the 2^n (which also gives 0 and infinity past the ends, so no clamping
  * beyond keeping n finite); log by `vgetexpps`/`vgetmantps` and Cephes'
- * polynomial on [sqrt(1/2), sqrt(2)). Accuracy: exp f32 within 2 ulp, exp
- * f64 within 3 ulp, log1p f32 within 2 ulp on [0, 1] (checked against
+ * polynomial on [sqrt(1/2), sqrt(2)); tanh from exp, or Cephes' odd
+ * polynomial near 0. Accuracy: exp f32 within 2 ulp, exp f64 within 3 ulp,
+ * log1p f32 within 2 ulp on [0, 1], tanh f32 within 3 ulp (checked against
  * libm by test/bench/hand_math.test). */
 #ifndef BENCH_HAND_AVX512_H
 #define BENCH_HAND_AVX512_H
@@ -79,6 +80,27 @@ HX_INLINE __m512d hx_exp_pd(__m512d x) {
   return _mm512_scalef_pd(p, n);
 }
 
+/* tanh(x), f32: below |x| = 0.625 Cephes' tanhf polynomial (x + x^3 P(x^2),
+ * no cancellation near 0), above it 1 - 2 / (1 + exp(2|x|)) with x's
+ * sign; saturates to +-1. */
+HX_INLINE __m512 hx_tanh_ps(__m512 x) {
+  __m512 ax = _mm512_abs_ps(x), z = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-5.70498872745e-3f);
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(2.06390887954e-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-5.37397155531e-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.33314422036e-1f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-3.33332819422e-1f));
+  __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
+  __m512 e = hx_exp_ps(_mm512_add_ps(ax, ax));
+  __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.0f),
+                             _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+  big = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(big),
+      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+  __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(is_small, big, small);
+}
+
 /* log(u) for u in [1, 2], f32: below sqrt(2) f = u - 1, above it
  * f = u/2 - 1 and ln2 added; then Cephes' logf polynomial for log(1 + f). */
 HX_INLINE __m512 hx_log_1_2_ps(__m512 u) {
@@ -135,6 +157,34 @@ HX_INLINE __m512 hx_hsum16_ps(const __m512 v[16]) {
   __m512 x1 = _mm512_add_ps(_mm512_shuffle_f32x4(w[2], w[3], 0x88),
                             _mm512_shuffle_f32x4(w[2], w[3], 0xDD));
   return _mm512_add_ps(_mm512_shuffle_f32x4(x0, x1, 0x88), _mm512_shuffle_f32x4(x0, x1, 0xDD));
+}
+
+/* Transposes the 16 x 16 floats of r in place (r[q] lane j <- r[j] lane
+ * q): pairs of rows interleaved by two-lane, then four-lane unpacks, then
+ * 128-bit blocks exchanged by two rounds of shuffle_f32x4. */
+HX_INLINE void hx_transpose16_ps(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+    __m512d e = _mm512_castps_pd(t[4 * i + 1]), f = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(e, f));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(e, f));
+  }
+  for (int h = 0; h < 2; h++)
+    for (int j = 0; j < 4; j++) {
+      t[8 * h + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0x88);
+      t[8 * h + 4 + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; j++) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
 }
 
 /* Lane q of v, in every lane. */

@@ -15,13 +15,22 @@
  *   W6  8 points per vector with the 8 components unrolled: max and sum
  *       over components are elementwise, nothing of size [n, k] exists.
  *
+ *   W1, W4  products by the expert's packed GEMM (gemm.c), each row's
+ *       softmax cross-entropy in one pass over the row in L1, the bias and
+ *       tanh (and its derivative) in one pass over each product.
+ *
  * f32 sums are kept in f32 lanes for a block (at most 1024 terms a lane)
  * and folded into f64 totals, so they are accurate whatever n is.
  * workloads.c calls these when hx_avx512() holds and the shape fits
  * (W2: d = 16 or 4; W5: k <= 16, d <= 32; W6: k = 8). */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <math.h>
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "avx512.h"
+#include "gemm.h"
 #include "workloads_x.h"
 
 #if HX_X86
@@ -29,6 +38,116 @@
 /* The mask of a vector's first `left` lanes (left may be <= 0 or > 16). */
 HX_INLINE __mmask16 first_lanes(int64_t left) {
   return left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* Scratch kept between calls: slot `id` grows to the largest size asked. */
+static float *scratch(int id, int64_t floats) {
+  static float *buf[4];
+  static int64_t cap[4];
+  if (floats > cap[id]) {
+    free(buf[id]);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0)
+      return buf[id] = NULL, cap[id] = 0, NULL;
+    buf[id] = p, cap[id] = floats;
+  }
+  return buf[id];
+}
+
+/* ---- W1 and W4: products by gemm.c, the rest in one pass per row ---- */
+
+/* Row-wise softmax cross-entropy of z [n, k] against y [n, k], in place:
+ * returns sum_i (sy_i lse_i - sum_j y_ij s_ij) and leaves dz = sy p - y in
+ * z. A row (4 KB at k = 1000) stays in L1: its max, then exp(z - m) stored
+ * back with the three sums, then dz. */
+static HX_TGT double rows_xent(int64_t n, int64_t k, float *z, const float *y) {
+  double loss = 0;
+  for (int64_t i = 0; i < n; i++) {
+    float *zi = z + i * k;
+    const float *yi = y + i * k;
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < k; j += 16)
+      mx = _mm512_mask_max_ps(mx, first_lanes(k - j), mx,
+                              _mm512_maskz_loadu_ps(first_lanes(k - j), zi + j));
+    const __m512 mv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 es = _mm512_setzero_ps(), sy = _mm512_setzero_ps(), ys = _mm512_setzero_ps();
+    for (int64_t j = 0; j < k; j += 16) {
+      __mmask16 m = first_lanes(k - j);
+      __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, zi + j), mv);
+      __m512 yv = _mm512_maskz_loadu_ps(m, yi + j), e = _mm512_maskz_mov_ps(m, hx_exp_ps(t));
+      _mm512_mask_storeu_ps(zi + j, m, e);
+      es = _mm512_add_ps(es, e);
+      sy = _mm512_add_ps(sy, yv);
+      ys = _mm512_fmadd_ps(yv, t, ys);
+    }
+    float s = _mm512_reduce_add_ps(es), syf = _mm512_reduce_add_ps(sy);
+    loss += (double)syf * log((double)s) - _mm512_reduce_add_ps(ys);
+    const __m512 c = _mm512_set1_ps(syf / s);
+    for (int64_t j = 0; j < k; j += 16) {
+      __mmask16 m = first_lanes(k - j);
+      _mm512_mask_storeu_ps(zi + j, m, _mm512_fmsub_ps(c, _mm512_maskz_loadu_ps(m, zi + j),
+                                                       _mm512_maskz_loadu_ps(m, yi + j)));
+    }
+  }
+  return loss;
+}
+
+HX_TGT int hx_w1_xent(int64_t n, int64_t d, int64_t k, const float *w, const float *x,
+                      const float *y, float *loss, float *d_w) {
+  float *z = scratch(0, n * k);
+  if (!z)
+    return -1;
+  hg_gemm(0, 0, n, k, d, x, d, w, k, z, k, 0);
+  *loss = (float)rows_xent(n, k, z, y);
+  hg_gemm(1, 0, d, k, n, x, d, z, k, d_w, k, 0); /* x^T dz */
+  return 1;
+}
+
+/* The column sums of the rows of a [n, k] into out (f32 lanes). */
+static HX_TGT void col_sums(int64_t n, int64_t k, const float *a, float *out) {
+  for (int64_t j = 0; j < k; j += 16) {
+    __mmask16 m = first_lanes(k - j);
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i++)
+      s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, a + i * k + j));
+    _mm512_mask_storeu_ps(out + j, m, s);
+  }
+}
+
+HX_TGT int hx_w4_mlp(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1,
+                     const float *b1, const float *w2, const float *b2, const float *x,
+                     const float *y, float *loss, float *d_w1, float *d_b1, float *d_w2,
+                     float *d_b2) {
+  float *hid = scratch(1, n * h), *z = scratch(2, n * c), *dh = scratch(3, n * h);
+  if (!hid || !z || !dh)
+    return -1;
+  /* hid = tanh(x w1 + b1): the product, then one pass adding the bias */
+  hg_gemm(0, 0, n, h, d, x, d, w1, h, hid, h, 0);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < h; j += 16) {
+      __mmask16 m = first_lanes(h - j);
+      __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, hid + i * h + j),
+                               _mm512_maskz_loadu_ps(m, b1 + j));
+      _mm512_mask_storeu_ps(hid + i * h + j, m, hx_tanh_ps(v));
+    }
+  for (int64_t i = 0; i < n; i++) /* z = hid w2 + b2 */
+    memcpy(z + i * c, b2, (size_t)c * sizeof(float));
+  hg_gemm(0, 0, n, c, h, hid, h, w2, c, z, c, 1);
+  *loss = (float)rows_xent(n, c, z, y); /* z is now dz */
+  hg_gemm(1, 0, h, c, n, hid, h, z, c, d_w2, c, 0);
+  col_sums(n, c, z, d_b2);
+  hg_gemm(0, 1, n, h, c, z, c, w2, c, dh, h, 0); /* dz w2^T */
+  for (int64_t i = 0; i < n; i++) /* dh *= 1 - hid^2 */
+    for (int64_t j = 0; j < h; j += 16) {
+      __mmask16 m = first_lanes(h - j);
+      __m512 t = _mm512_maskz_loadu_ps(m, hid + i * h + j);
+      __m512 g = _mm512_maskz_loadu_ps(m, dh + i * h + j);
+      _mm512_mask_storeu_ps(dh + i * h + j, m,
+                            _mm512_fnmadd_ps(_mm512_mul_ps(g, t), t, g));
+    }
+  col_sums(n, h, dh, d_b1);
+  hg_gemm(1, 0, d, h, n, x, d, dh, h, d_w1, h, 0);
+  return 1;
 }
 
 /* ---- W2: logistic regression ---- */
@@ -371,6 +490,17 @@ HX_TGT int hx_w6_mstep(int64_t n, int64_t k, const double *mu, const double *x, 
 }
 
 #else /* not x86: the portable C runs everywhere */
+
+int hx_w1_xent(int64_t n, int64_t d, int64_t k, const float *w, const float *x, const float *y,
+               float *loss, float *d_w) {
+  return (void)n, (void)d, (void)k, (void)w, (void)x, (void)y, (void)loss, (void)d_w, 0;
+}
+int hx_w4_mlp(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1, const float *b1,
+              const float *w2, const float *b2, const float *x, const float *y, float *loss,
+              float *d_w1, float *d_b1, float *d_w2, float *d_b2) {
+  return (void)n, (void)d, (void)h, (void)c, (void)w1, (void)b1, (void)w2, (void)b2, (void)x,
+         (void)y, (void)loss, (void)d_w1, (void)d_b1, (void)d_w2, (void)d_b2, 0;
+}
 
 int hx_w2_logreg(int64_t n, int64_t d, const float *w, const float *x, const float *y,
                  double *loss, double *dw) {

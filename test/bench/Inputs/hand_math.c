@@ -95,6 +95,29 @@ static HX_TGT double check_log1p(void) {
   return worst;
 }
 
+static HX_TGT double check_tanh(void) {
+  double worst = 0;
+  float in[16], out[16];
+  for (int i = 0; i < 2000000; i += 16) {
+    for (int q = 0; q < 16; q++) /* [-12, 12], and tiny values of both signs */
+      in[q] = (i + q) % 3 ? -12.0f + 24.0f * (float)(i + q) / 2000000.0f
+                          : ldexpf((i + q) % 2 ? 1.0f : -1.0f, -((i + q) % 40)) * 0.9f;
+    _mm512_storeu_ps(out, hx_tanh_ps(_mm512_loadu_ps(in)));
+    for (int q = 0; q < 16; q++) {
+      double u = ulps32(out[q], tanh((double)in[q]));
+      worst = u > worst ? u : worst;
+    }
+  }
+  float ends[16] = {INFINITY, -INFINITY, 100.0f, -100.0f, 0.0f, -0.0f, 0.625f, -0.625f,
+                    0.62499f, 0.62501f, 9.0f, -9.0f, 1e-30f, -1e-30f, 0.3f, -0.3f};
+  _mm512_storeu_ps(out, hx_tanh_ps(_mm512_loadu_ps(ends)));
+  for (int q = 0; q < 16; q++) {
+    double u = ulps32(out[q], tanh((double)ends[q]));
+    worst = u > worst ? u : worst;
+  }
+  return worst;
+}
+
 static HX_TGT double check_tree(void) {
   double worst = 0;
   srand(1);
@@ -126,6 +149,7 @@ int main(void) {
   report("exp f32 in ulps over [-103, 89] and the ends", check_exp_ps(), 2);
   report("exp f64 in ulps over [-700, 700] and the ends", check_exp_pd(), 3);
   report("log1p f32 in ulps over [0, 1]", check_log1p(), 2);
+  report("tanh f32 in ulps over [-12, 12], tiny values and the ends", check_tanh(), 3);
   report("tree sums relative to the sum of magnitudes", check_tree(), 5 * 0x1p-24);
   return failed;
 }
