@@ -8,6 +8,9 @@ LLVM_CONFIG ?= llvm-config-19
 CC ?= cc
 PREFIX ?= /usr/local
 B := build
+# The one place the version is written is lib/sgc.h (SGC_VERSION): the
+# command's --version, the .pc files and the Python module read it there.
+VERSION := $(shell sed -n 's/^\#define SGC_VERSION "\(.*\)"$$/\1/p' lib/sgc.h)
 .DEFAULT_GOAL := all
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Werror
@@ -55,6 +58,9 @@ all: $(SGC) $(SGC_OPT) $(LIBSGRT) $(B)/include/sg_runtime.h \
 $(B)/obj/%.o: %.c $(B)/config.mk $(GEN)/parser.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -I$(GEN) -MMD -MP -c $< -o $@
+
+$(B)/obj/driver/options.o: CFLAGS_ALL += -DSGC_VERSION='"$(VERSION)"'
+$(B)/obj/driver/options.o: lib/sgc.h
 
 $(B)/obj/lib/%.o: lib/%.c $(B)/config.mk $(GEN)/parser.h Makefile
 	@mkdir -p $(dir $@)
@@ -129,8 +135,9 @@ install: all
 	install -m 644 lib/sgc.h $(PREFIX)/include/sgc.h
 	install -m 644 $(LIBSGRT) $(PREFIX)/lib/libsgrt.a
 	install -m 644 $(LIBSGC) $(PREFIX)/lib/libsgc.a
-	sed 's|@PREFIX@|$(PREFIX)|' lib/pkgconfig/sgrt.pc.in > $(PREFIX)/lib/pkgconfig/sgrt.pc
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LLVM_LIBS@|$(LLVM_LDFLAGS)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	  lib/pkgconfig/sgrt.pc.in > $(PREFIX)/lib/pkgconfig/sgrt.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LLVM_LIBS@|$(LLVM_LDFLAGS)|' \
 	  lib/pkgconfig/sgc.pc.in > $(PREFIX)/lib/pkgconfig/sgc.pc
 	install -m 644 python/sgc/__init__.py $(PYDIR)/__init__.py
 	install -m 644 $(LIBSGC_SO) $(PYDIR)/libsgc.so

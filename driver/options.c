@@ -11,9 +11,8 @@
 #include "../codegen/cg.h"
 #include "../ir/util.h"
 
-#ifndef SGC_VERSION
-#define SGC_VERSION "0.1.0"
-#endif
+/* SGC_VERSION comes from lib/sgc.h, through the Makefile (the one place
+ * the version is written). */
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"

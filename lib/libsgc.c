@@ -103,6 +103,8 @@ void *sgc_lookup(sgc_module *m, const char *name) {
 
 const char *sgc_header(sgc_module *m) { return m ? m->header : NULL; }
 
+const char *sgc_version(void) { return SGC_VERSION; }
+
 void sgc_free(sgc_module *m) {
   if (!m)
     return;

@@ -24,6 +24,10 @@
 extern "C" {
 #endif
 
+/* The version of sgc (the command's --version, the .pc files, the Python
+ * module's sgc.__version__ and sgc_version() all give this one). */
+#define SGC_VERSION "0.3.0"
+
 typedef struct sgc_module sgc_module;
 
 /* Compiles `source` (a whole .sg file; `filename` is used in messages) in
@@ -42,6 +46,10 @@ void *sgc_lookup(sgc_module *m, const char *name);
 const char *sgc_header(sgc_module *m);
 
 void sgc_free(sgc_module *m);
+
+/* SGC_VERSION of the library linked in (which may be newer than the
+ * header a program was compiled with). */
+const char *sgc_version(void);
 
 #ifdef __cplusplus
 }
