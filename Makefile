@@ -161,8 +161,12 @@ demo: all
 graphs: all
 	@sh tools/render_graphs.sh $(SGC) docs/graphs
 
+# bench/run.sh: the generated code against hand-written C and PyTorch;
+# bench/python_overhead.py: the cost of a call from Python.
 bench: all
-	@sh bench/run.sh
+	@status=0; sh bench/run.sh || status=$$?; echo; \
+	echo "== Python: the cost of a call (bench/python_overhead.py) =="; \
+	PYTHONPATH=$(B)/python $(PYTHON) bench/python_overhead.py || status=1; exit $$status
 
 FUZZ_SECONDS ?= 60
 fuzz: $(B)/config.mk

@@ -6,36 +6,56 @@ arrays (spec section 10). Only the standard library's ctypes and NumPy.
     loss = m.xent(w, x, y)                       # a NumPy scalar or array
     loss, d_w = m.xent_grad(w, x, y)             # value and every gradient
 
-Each export and each gradient (f_grad, f_vjp) is a callable of the module.
-Its arguments are the function's parameters in order; it allocates the
-results (shaped from the symbolic sizes the arguments bind) and returns
-them: one result alone, several as a tuple (value first, then the
-gradients of the parameters that are not const, in order).
+Each export and each derivative (f_grad, f_vjp, f_jvp, f_hvp) is a
+function of the module; help(m.f) shows its .sg signature. Its arguments
+are the function's parameters in order; it allocates the results (shaped
+from the sizes the arguments bind) and returns them: one result alone,
+several as a tuple (f_grad: the value, then the gradient of each parameter
+that is not const and not i32, in order; f_jvp: (out, t_out); f_hvp:
+(out, (d_pa, ...), (hv_pa, ...))).
 
-NumPy arrays are passed as they are: a wrong dtype or shape raises
-sgc.Error with the runtime's message (never a silent conversion);
-non-contiguous arrays are copied first. Plain Python numbers and lists,
-which have no dtype of their own, take the parameter's.
+Arguments are never converted with a loss (spec section 10, v3):
+- an array (NumPy, a torch tensor, anything with __array__) of another
+  float dtype than the parameter's raises sgc.Error with the fix in the
+  message (w.astype(np.float32)); so does a float array for an i32
+  parameter, or an integer array for a float one;
+- integer arrays of any width are accepted for an i32 parameter when every
+  value fits (checked: the first that does not is named);
+- Python numbers and lists, which have no dtype of their own, take the
+  parameter's: for i32 only integers (2.0 is 2, 0.5 is an error), for a
+  float parameter integers only where exact, and floats rounded to f32 as
+  an f32 literal in a .sg program is (one beyond f32's range is an error);
+- None is an error that says so;
+- non-contiguous arrays are copied; shapes and ranks are checked by the
+  generated code, whose message sgc.Error carries.
 
 How it works: libsgc.so (next to this file) holds the compiler, LLVM's JIT
 and the runtime; the signatures come from the C header sgc_header returns,
-whose comments give each function's .sg parameters and results.
+whose comments give each function's .sg parameters and results. A call
+fills descriptors kept per function (a free list: the GIL is released
+during the call, so two threads never share one) and calls the entry point
+through ctypes with their addresses; an argument that is already a
+contiguous array of the parameter's dtype and rank takes a path that does
+nothing else (`make bench`: bench/python_overhead.py).
 """
 
 import ast
 import ctypes
+import inspect
+import keyword
 import os
 import re
 
 import numpy as np
 
-__all__ = ["compile", "load", "Module", "Error", "CompileError"]
+__all__ = ["compile", "load", "Module", "Error", "CompileError", "set_num_threads",
+           "__version__"]
 
 
 class Error(Exception):
     """A call was refused or failed: the runtime's message (sg_last_error),
     e.g. "xent_grad: argument 'x' has shape [5], expected [d] with d = 4
-    (bound by 'w')". `code` is the SG_ERR_ code when the runtime gave one."""
+    (bound by 'w')". `code` is the SG_ERR_ code when there is one."""
 
     def __init__(self, message, code=None):
         super().__init__(message)
@@ -48,19 +68,12 @@ class CompileError(Error):
 
 
 MAX_RANK = 8
+# sg_runtime.h's codes, for the errors raised here before a call.
+_ERR_NULL, _ERR_DTYPE, _ERR_RANK = 1, 2, 3
 
-
-class _Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p),
-                ("shape", ctypes.c_int64 * MAX_RANK),
-                ("rank", ctypes.c_int32),
-                ("dtype", ctypes.c_int32)]
-
-
-_DTYPES = {"f32": (1, np.dtype(np.float32)),
-           "f64": (2, np.dtype(np.float64)),
-           "i32": (3, np.dtype(np.int32))}
-_CODES = {dt: code for code, dt in _DTYPES.values()}
+# One sg_tensor is 10 words: data, shape[8], then rank and dtype (int32
+# each) in the last.
+_WORDS = 2 + MAX_RANK
 
 
 def _load_library():
@@ -75,8 +88,12 @@ def _load_library():
     lib.sgc_header.argtypes = [ctypes.c_void_p]
     lib.sgc_free.restype = None
     lib.sgc_free.argtypes = [ctypes.c_void_p]
+    lib.sgc_version.restype = ctypes.c_char_p
+    lib.sgc_version.argtypes = []
     lib.sg_last_error.restype = ctypes.c_char_p
     lib.sg_last_error.argtypes = []
+    lib.sg_set_num_threads.restype = None
+    lib.sg_set_num_threads.argtypes = [ctypes.c_int]
     return lib
 
 
@@ -85,6 +102,18 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
 
+__version__ = _lib.sgc_version().decode()
+
+
+def set_num_threads(n):
+    """The number of threads a call may use (0: every core), for calls made
+    from now on by any thread: sg_set_num_threads. The default is the
+    environment variable SG_NUM_THREADS, else the number of cores."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError("sgc.set_num_threads: expected a number of threads >= 0 (0: every "
+                         "core), got %r" % (n,))
+    _lib.sg_set_num_threads(int(min(n, 1 << 30)))
+
 
 # ---- signatures, from the header's comments ----
 #   /* xent_grad(w: f32[k, d], x: const f32[d], y: const f32[k])
@@ -92,6 +121,14 @@ _libc.free.restype = None
 
 _SIGNATURE = re.compile(r"/\* (\w+)\((.*?)\)\n\s*-> (.*?) \*/", re.S)
 _ENTRY = re.compile(r"(\w+): (const )?(\w+)(?:\[(.*)\])?$")
+_NAME = re.compile(r"[A-Za-z_]\w*$")
+
+_DTYPES = {"f32": (1, np.dtype(np.float32), "np.float32"),
+           "f64": (2, np.dtype(np.float64), "np.float64"),
+           "i32": (3, np.dtype(np.int32), "np.int32")}
+_SG_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+             np.dtype(np.int32): "i32"}
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def _split_top(text):
@@ -111,15 +148,24 @@ def _split_top(text):
 
 
 class _Slot:
-    """One parameter or result: name, dtype name, dims (each an int, a size
-    name or a size expression, as text)."""
+    """One parameter or result: its name, .sg type (dtype name, dims: each
+    an int, a size name or a size expression, as text) and whether it is
+    const; the descriptor's dtype code and the NumPy dtype."""
 
     def __init__(self, text):
         match = _ENTRY.match(text.strip())
         if not match:
             raise Error("sgc: cannot read the signature entry '%s'" % text)
-        self.name, self.dtype = match.group(1), match.group(3)
+        self.name, self.is_const, self.dtype = match.group(1), bool(match.group(2)), match.group(3)
         self.dims = _split_top(match.group(4)) if match.group(4) is not None else []
+        self.rank = len(self.dims)
+        self.code, self.npdtype, self.np_name = _DTYPES[self.dtype]
+        # The descriptor's last word: rank, then dtype (little-endian int32s).
+        self.rank_dtype = self.rank | (self.code << 32)
+
+    def type_text(self):
+        return "%s%s%s" % ("const " if self.is_const else "", self.dtype,
+                           "[%s]" % ", ".join(self.dims) if self.dims else "")
 
 
 def _size(expr, sizes, fname):
@@ -147,80 +193,393 @@ def _size(expr, sizes, fname):
     return ev(ast.parse(expr, mode="eval"))
 
 
-class Function:
-    """A generated entry point: call it with the parameters' arrays."""
+# ---- arguments: what may be passed for a parameter, and how ----
+
+def _describe(value):
+    """How an argument is named in a message about its dtype: its kind of
+    object, for the fix to read right (w.astype(...) or w.to(...))."""
+    module = type(value).__module__ or ""
+    return "torch" if module.split(".")[0] == "torch" else "array"
+
+
+def _dtype_error(fname, slot, got, kind):
+    if kind == "torch":
+        fix = "%s.to(torch.%s)" % (slot.name, slot.np_name[3:])
+    else:
+        fix = "%s.astype(%s)" % (slot.name, slot.np_name)
+    return Error("%s: argument '%s' has dtype %s, expected %s (sgc does not convert it: pass %s)"
+                 % (fname, slot.name, _SG_NAMES.get(got, str(got)), slot.dtype, fix), _ERR_DTYPE)
+
+
+def _first_outside(array, low, high):
+    """The first value of an integer array outside [low, high] and its
+    index, or None."""
+    bad = np.flatnonzero((array < low) | (array > high))
+    if not bad.size:
+        return None
+    index = np.unravel_index(bad[0], array.shape)
+    return array.flat[bad[0]], tuple(int(k) for k in index)
+
+
+def _at(index):
+    return "" if not index else " at index %s" % (index[0] if len(index) == 1 else index,)
+
+
+def _typed_array(fname, slot, array, kind):
+    """An array with a dtype of its own for `slot`: itself if its dtype is
+    the parameter's, an int32 copy of an integer array for an i32
+    parameter whose values all fit, else sgc.Error."""
+    dt = array.dtype
+    if dt == slot.npdtype and dt.isnative:
+        return array
+    if slot.dtype == "i32" and dt.kind in "iu":
+        if dt.itemsize >= 4 and not (dt.kind == "i" and dt.itemsize == 4):
+            outside = _first_outside(array, _I32_MIN, _I32_MAX)
+            if outside is not None:
+                return Error("%s: argument '%s' has dtype %s and its value %d%s does not fit "
+                             "in i32" % (fname, slot.name, dt, outside[0], _at(outside[1])),
+                             _ERR_DTYPE)
+        return array.astype(np.int32)
+    return _dtype_error(fname, slot, dt, kind)
+
+
+def _index_of(array, flat):
+    return _at(tuple(int(k) for k in np.unravel_index(flat, array.shape)))
+
+
+def _python_value(fname, slot, value):
+    """A Python number or (nested) list or tuple for `slot`: converted only
+    exactly (floats for an f32 parameter round as an f32 literal does)."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as e:
+        return Error("%s: argument '%s' cannot be read as an %s array: %s"
+                     % (fname, slot.name, slot.dtype, e), _ERR_DTYPE)
+    kind = array.dtype.kind
+    if kind == "O" and array.size and all(type(v) is int for v in array.flat):
+        # integers beyond 64 bits: none fits an i32, a float takes them if exact
+        for flat, v in enumerate(array.flat):
+            if slot.dtype == "i32" and not _I32_MIN <= v <= _I32_MAX:
+                return Error("%s: argument '%s' holds %d%s, which does not fit in i32"
+                             % (fname, slot.name, v, _index_of(array, flat)), _ERR_DTYPE)
+            if slot.dtype != "i32":
+                with np.errstate(over="ignore"):
+                    f = slot.npdtype.type(v)
+                if not np.isfinite(f) or int(f) != v:
+                    return Error("%s: argument '%s' holds %d%s, which %s has no exact value for"
+                                 % (fname, slot.name, v, _index_of(array, flat), slot.dtype),
+                                 _ERR_DTYPE)
+        return array.astype(slot.npdtype)
+    if kind not in "iuf":  # bool, complex, strings, other objects
+        return Error("%s: argument '%s' is a %s of %s, expected %s"
+                     % (fname, slot.name, "number" if array.ndim == 0 else "list",
+                        "bools" if kind == "b" else array.dtype, slot.dtype), _ERR_DTYPE)
+    if slot.dtype == "i32":
+        if kind == "f":
+            bad = np.flatnonzero(~(np.isfinite(array) & (array == np.floor(array))))
+            if bad.size:
+                return Error("%s: argument '%s' holds %r%s, not an integer (expected i32)"
+                             % (fname, slot.name, float(array.flat[bad[0]]),
+                                _index_of(array, bad[0])), _ERR_DTYPE)
+        outside = _first_outside(array, _I32_MIN, _I32_MAX)
+        if outside is not None:
+            return Error("%s: argument '%s' holds %s%s, which does not fit in i32"
+                         % (fname, slot.name, outside[0], _at(outside[1])), _ERR_DTYPE)
+        return array.astype(np.int32)
+    with np.errstate(over="ignore"):
+        converted = array.astype(slot.npdtype)
+    if kind in "iu":
+        bad = np.flatnonzero((converted.astype(array.dtype) != array) | ~np.isfinite(converted))
+        if bad.size:
+            return Error("%s: argument '%s' holds %d%s, which %s has no exact value for"
+                         % (fname, slot.name, array.flat[bad[0]], _index_of(array, bad[0]),
+                            slot.dtype), _ERR_DTYPE)
+    else:
+        bad = np.flatnonzero(np.isfinite(array) & ~np.isfinite(converted))
+        if bad.size:
+            return Error("%s: argument '%s' holds %r%s, beyond the range of %s"
+                         % (fname, slot.name, float(array.flat[bad[0]]), _index_of(array, bad[0]),
+                            slot.dtype), _ERR_DTYPE)
+    return converted
+
+
+def _argument(fname, slot, value):
+    """Any argument for `slot` as an array the descriptor can point to (its
+    dtype the parameter's unless the rank is wrong, which the generated
+    code reports), or the sgc.Error to raise."""
+    if value is None:
+        return Error("%s: argument '%s' is None, expected %s" % (fname, slot.name, slot.type_text()),
+                     _ERR_NULL)
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = _typed_array(fname, slot, np.asarray(value), "array")
+    elif isinstance(value, (bool, int, float, list, tuple)):
+        array = _python_value(fname, slot, value)
+    else:  # a torch tensor, or anything with __array__ (zero-copy where it can be)
+        try:
+            raw = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 (the object's own error, named)
+            hint = ""
+            if _describe(value) == "torch" and getattr(value, "requires_grad", False):
+                hint = "; pass %s.detach(), or call it through sgc.torch.function" % slot.name
+            return Error("%s: argument '%s' (%s) cannot be read as an array: %s%s"
+                         % (fname, slot.name, type(value).__name__, e, hint), _ERR_DTYPE)
+        if raw.dtype.kind not in "iuf" or raw.dtype == object:
+            return Error("%s: argument '%s' (%s) is not a numeric array, expected %s"
+                         % (fname, slot.name, type(value).__name__, slot.dtype), _ERR_DTYPE)
+        array = _typed_array(fname, slot, raw, _describe(value))
+    if isinstance(array, Error):
+        return array
+    if array.ndim > MAX_RANK:
+        return Error("%s: argument '%s' has rank %d, expected %d"
+                     % (fname, slot.name, array.ndim, slot.rank), _ERR_RANK)
+    return np.ascontiguousarray(array) if not array.flags.c_contiguous else array
+
+
+def _address(array):
+    """The address of a contiguous array's data (NULL if it is empty)."""
+    if not array.size:
+        return 0
+    if array.flags.writeable:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    return array.__array_interface__["data"][0]
+
+
+# ---- entry points ----
+
+def _python_name(name, taken):
+    """A parameter name Python accepts: the .sg name, '_'-suffixed if it is
+    a keyword or already taken."""
+    while keyword.iskeyword(name) or name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+class _Entry:
+    """A generated entry point (f, f_grad, f_vjp, f_jvp, f_hvp): its .sg
+    signature, its address as a ctypes function of descriptor addresses,
+    and the plan of its results' shapes."""
 
     def __init__(self, module, name, address, params, results):
-        self._module = module  # keeps the compiled code alive
-        self.__name__ = name
+        self.module = module  # keeps the compiled code alive
+        self.name = name
         self.params, self.results = params, results
-        argtypes = [ctypes.POINTER(_Tensor)] * (len(params) + len(results))
-        self._fn = ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(address)
+        self.nparams = len(params)
+        n = len(params) + len(results)
+        self.fn = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * n))(address)
+        self.free = []  # descriptor blocks not in use by a call
+        # Where each size name is bound: the first parameter with it as a
+        # dimension of its own.
+        bound = {}
+        for p, slot in enumerate(params):
+            for axis, dim in enumerate(slot.dims):
+                if _NAME.match(dim):
+                    bound.setdefault(dim, (p, axis))
+        self.bound = bound
+        # Each result's shape: a tuple of literals (static); the index of a
+        # parameter declared with the same dims (a gradient), whose
+        # argument's shape it takes; per dim a literal or the (parameter,
+        # axis) that binds it; or None when a dim is an expression
+        # (computed with _size).
+        self.plans = []
+        for slot in results:
+            plan = []
+            for dim in slot.dims:
+                if dim.isdigit():
+                    plan.append(int(dim))
+                elif dim in bound:
+                    plan.append(bound[dim])
+                else:
+                    plan = None
+                    break
+            if plan is not None and all(type(d) is int for d in plan):
+                plan = tuple(plan)
+            elif plan is not None:
+                plan = next((p for p, param in enumerate(params) if param.dims == slot.dims), plan)
+            self.plans.append(plan)
+        self.static_shapes = self.plans if all(type(p) is tuple for p in self.plans) else None
 
-    def __repr__(self):
-        return "<sgc function %s(%s)>" % (self.__name__, ", ".join(p.name for p in self.params))
+    def signature(self):
+        return "%s(%s) -> %s" % (
+            self.name, ", ".join("%s: %s" % (p.name, p.type_text()) for p in self.params),
+            ", ".join("%s: %s" % (r.name, r.type_text()) for r in self.results)
+            if len(self.results) == 1 else
+            "(%s)" % ", ".join("%s: %s" % (r.name, r.type_text()) for r in self.results))
 
-    def _argument(self, slot, value):
-        if isinstance(value, (np.ndarray, np.generic)):
-            array = np.asarray(value)
-            if array.dtype not in _CODES:
-                raise Error("%s: argument '%s' has dtype %s, expected %s"
-                            % (self.__name__, slot.name, array.dtype, slot.dtype), 2)
-        else:  # a Python number or list: no dtype of its own
-            array = np.asarray(value, dtype=_DTYPES[slot.dtype][1])
-        if array.ndim > MAX_RANK:
-            raise Error("%s: argument '%s' has rank %d, expected %d"
-                        % (self.__name__, slot.name, array.ndim, len(slot.dims)), 3)
-        return np.require(array, requirements=["C", "A"])
+    def block(self):
+        """A descriptor block for one call, from the free list or new: the
+        words of every descriptor, their addresses, and per result a 0-d
+        array over memory of the block itself when the result is a scalar
+        (its descriptor points there; the call returns a copy), else None."""
+        if self.free:
+            return self.free.pop()
+        n = len(self.params) + len(self.results)
+        words = (ctypes.c_int64 * (_WORDS * n + len(self.results)))()
+        base = ctypes.addressof(words)
+        scalars = []
+        for k, slot in enumerate(self.results):
+            if slot.rank:
+                scalars.append(None)
+                continue
+            at = _WORDS * n + k
+            scalars.append(np.frombuffer(words, slot.npdtype, 1, 8 * at).reshape(()))
+            d = _WORDS * (len(self.params) + k)
+            words[d] = base + 8 * at
+            words[d + _WORDS - 1] = slot.rank_dtype
+        return words, tuple(base + 8 * _WORDS * k for k in range(n)), scalars
 
-    def __call__(self, *args):
-        if len(args) != len(self.params):
-            raise TypeError("%s() takes %d arguments (%s), got %d"
-                            % (self.__name__, len(self.params),
-                               ", ".join(p.name for p in self.params), len(args)))
-        arrays = [self._argument(p, a) for p, a in zip(self.params, args)]
-        # Sizes named by the parameters, bound by the first argument that
-        # uses them (the runtime checks that the others agree).
-        sizes = {}
-        for slot, array in zip(self.params, arrays):
-            if array.ndim == len(slot.dims):
-                for dim, n in zip(slot.dims, array.shape):
-                    if re.fullmatch(r"[A-Za-z_]\w*", dim):
-                        sizes.setdefault(dim, n)
-        outputs = []
-        for slot in self.results:
+    def result_shapes(self, shapes):
+        """The results' shapes from the arguments' (the shapes of arrays of
+        the right rank; None for others). A size not bound (an argument of
+        the wrong rank) or negative gives empty results: the generated
+        code then refuses the arguments, writing nothing."""
+        out = []
+        for slot, plan in zip(self.results, self.plans):
+            if type(plan) is tuple:
+                out.append(plan)
+                continue
             try:
-                shape = tuple(_size(d, sizes, self.__name__) for d in slot.dims)
-            except Error:
-                shape = None  # an argument is misshaped: the runtime will say which
+                if type(plan) is int:
+                    shape = shapes[plan]
+                elif plan is not None:
+                    shape = tuple(d if type(d) is int else shapes[d[0]][d[1]] for d in plan)
+                else:
+                    sizes = {}
+                    for dim, (p, axis) in self.bound.items():
+                        if shapes[p] is not None:
+                            sizes[dim] = shapes[p][axis]
+                    shape = tuple(_size(d, sizes, self.name) for d in slot.dims)
+            except (TypeError, Error):
+                shape = None
             if shape is None or any(n < 0 for n in shape):
-                shape = (0,) * len(slot.dims)
-            outputs.append(np.empty(shape, dtype=_DTYPES[slot.dtype][1]))
-        tensors = []
-        for array in arrays + outputs:
-            t = _Tensor()
-            t.data = array.ctypes.data if array.size else None
-            t.rank = array.ndim
-            t.dtype = _CODES.get(array.dtype, 0)
-            for k, n in enumerate(array.shape):
-                t.shape[k] = n
-            tensors.append(t)
-        rc = self._fn(*[ctypes.byref(t) for t in tensors])
-        if rc != 0:
-            message = _lib.sg_last_error()
-            raise Error(message.decode() if message else "%s failed (%d)" % (self.__name__, rc), rc)
-        values = [o[()] if o.ndim == 0 else o for o in outputs]
-        return values[0] if len(values) == 1 else tuple(values)
+                shape = (0,) * slot.rank
+            out.append(shape)
+        return out
+
+    def fail(self, rc):
+        """The sgc.Error for return code rc: the runtime's message."""
+        message = _lib.sg_last_error()
+        return Error(message.decode() if message else "%s failed (%d)" % (self.name, rc), rc)
+
+
+def _fill(words, k, address, shape, code):
+    """Descriptor k of a block: data, shape, rank and dtype."""
+    base = _WORDS * k
+    words[base] = address
+    words[base + 1:base + 1 + len(shape)] = shape
+    words[base + _WORDS - 1] = len(shape) | (code << 32)
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _numpy_call(entry, args):
+    """Call `entry` on arrays and return its results as a list. A
+    contiguous, writable, non-empty ndarray of the parameter's dtype and
+    rank is passed as it is, with nothing else done (the path
+    bench/python_overhead.py times; ctypes' from_buffer refuses the rest:
+    read-only, non-contiguous or empty); anything else goes through
+    _argument."""
+    params = entry.params
+    if len(args) != entry.nparams:
+        raise TypeError("%s() takes %d arguments (%s), got %d"
+                        % (entry.name, entry.nparams, ", ".join(p.name for p in params), len(args)))
+    free = entry.free
+    block = free.pop() if free else entry.block()
+    words = block[0]
+    keep, shapes = [], []
+    base = 0
+    try:
+        for slot, value in zip(params, args):
+            shape = None
+            if type(value) is np.ndarray and value.dtype is slot.npdtype and value.ndim == slot.rank:
+                try:
+                    # (the array, which args holds, keeps the data alive)
+                    words[base] = _addressof(_from_buffer(value))
+                    shape = value.shape
+                    words[base + 1:base + 1 + slot.rank] = shape
+                    words[base + _WORDS - 1] = slot.rank_dtype
+                except (TypeError, ValueError):
+                    pass
+            if shape is None:
+                value = _argument(entry.name, slot, value)
+                if isinstance(value, Error):
+                    raise value
+                keep.append(value)
+                shape = value.shape
+                _fill(words, base // _WORDS, _address(value), shape, slot.code)
+                if len(shape) != slot.rank:
+                    shape = None
+            shapes.append(shape)
+            base += _WORDS
+        outputs = []
+        base = _WORDS * entry.nparams
+        result_shapes = entry.static_shapes or entry.result_shapes(shapes)
+        for slot, shape, scalar in zip(entry.results, result_shapes, block[2]):
+            if scalar is None:
+                scalar = np.empty(shape, slot.npdtype)
+                words[base] = _addressof(_from_buffer(scalar)) if scalar.size else 0
+                words[base + 1:base + 1 + slot.rank] = shape
+                words[base + _WORDS - 1] = slot.rank_dtype
+            outputs.append(scalar)
+            base += _WORDS
+        rc = entry.fn(*block[1])
+        if rc:
+            raise entry.fail(rc)
+        # (before the block goes back: scalars are read from it)
+        return [o[()] if not o.ndim else o for o in outputs]
+    finally:
+        free.append(block)
+
+
+# How the results of each kind of entry point are returned.
+
+def _flat(values):
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _grouper(entry, base):
+    """(out, t_out) for f_jvp; (out, (d_pa, ...), (hv_pa, ...)) for f_hvp;
+    the flat list of results for the others."""
+    name = entry.name
+    if base is None:
+        return _flat
+    nout = len(base.results)
+    if name.endswith("_jvp"):
+        return lambda values: (_flat(values[:nout]), _flat(values[nout:]))
+    nd = (len(entry.results) - nout) // 2
+    return lambda values: (_flat(values[:nout]), tuple(values[nout:nout + nd]),
+                           tuple(values[nout + nd:]))
+
+
+def _make_function(entry, group):
+    """A Python function for `entry`: positional parameters named as in
+    .sg, its signature in its docstring (help(m.f))."""
+    def function(*args):
+        return group(_numpy_call(entry, args))
+
+    taken = set()
+    function.__name__ = function.__qualname__ = entry.name
+    function.__module__ = __name__
+    function.__signature__ = inspect.Signature(
+        [inspect.Parameter(_python_name(p.name, taken), inspect.Parameter.POSITIONAL_ONLY)
+         for p in entry.params])
+    function.__doc__ = (
+        "%s\n\nThe .sg export's entry point %s, on NumPy arrays (sgc.Error if an argument "
+        "is refused; const parameters get no gradient)." % (entry.signature(), entry.name))
+    function.entry = entry
+    return function
 
 
 class Module:
-    """A compiled program: one attribute per export and per gradient."""
+    """A compiled program: one function per export and per derivative."""
 
     def __init__(self, handle, filename):
         self._handle = handle
         self.filename = filename
         self.header = _lib.sgc_header(handle).decode()
-        self.functions = {}
+        self.entries = {}
         for match in _SIGNATURE.finditer(self.header):
             name = match.group(1)
             address = _lib.sgc_lookup(handle, name.encode())
@@ -228,7 +587,14 @@ class Module:
                 continue
             params = [_Slot(p) for p in _split_top(match.group(2))]
             results = [_Slot(r) for r in _split_top(match.group(3))]
-            self.functions[name] = Function(self, name, address, params, results)
+            self.entries[name] = _Entry(self, name, address, params, results)
+        self.functions = {}
+        for name, entry in self.entries.items():
+            base = None
+            for suffix in ("_jvp", "_hvp"):
+                if name.endswith(suffix) and name[:-len(suffix)] in self.entries:
+                    base = self.entries[name[:-len(suffix)]]
+            self.functions[name] = _make_function(entry, _grouper(entry, base))
             setattr(self, name, self.functions[name])
 
     def __del__(self):
