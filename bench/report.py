@@ -1,14 +1,18 @@
 """report.py: the PyTorch half of `make bench`, and the final table.
 
-Reads what bench_main wrote (DIR/results.tsv: sgc and hand-written C times;
-DIR/ID.txt and DIR/ID.bin: each case's inputs and sgc's outputs), times the
-same programs in PyTorch's eager autograd (forward + backward, the gradient
-with torch.autograd.grad) on the same data -- once with
-torch.set_num_threads(1), like for like with single-threaded sgc (CPU time,
-as bench_main measures), and once with every CPU (wall time) -- checks PyTorch's values against
-sgc's, and prints one table with the ratios. Each time is the median of
-many batches after a warm-up. Without torch (--no-torch) it prints the
-table without the PyTorch columns; that path needs only the standard library.
+Reads what the drivers wrote: bench_main's DIR/results.tsv and
+workloads_main's DIR/workloads.tsv (sgc and hand-written C times, ratios,
+faults, memory), DIR/portable.tsv (the expert C against the portable C)
+and DIR/scaling.tsv (the thread pool, idle and loaded), and per case
+DIR/ID.txt and DIR/ID.bin (its inputs and sgc's outputs). Times the same
+programs in PyTorch's eager autograd (forward + backward, the gradient with
+torch.autograd.grad) on the same data -- once with torch.set_num_threads(1),
+like for like with single-threaded sgc (CPU time, as the drivers measure),
+and once with every CPU (wall time) -- checks PyTorch's values against
+sgc's, and prints one table with every case's ratios, then the thread
+pool's table. Each time is the median of many batches after a warm-up.
+Without torch (--no-torch) it prints the tables without the PyTorch
+columns; that path needs only the standard library.
 
 Usage: /usr/bin/python3 bench/report.py DIR [--budget S] [--no-torch]
 """
@@ -62,7 +66,7 @@ def load_workload(d, cid, np):
     off = 0
     for role, name, dt, shape in specs:
         n = int(np.prod(shape)) if shape else 1
-        dtype = np.float64 if dt == "f64" else np.float32
+        dtype = {"f64": np.float64, "i32": np.int32}.get(dt, np.float32)
         a = np.frombuffer(raw, dtype=dtype, count=n, offset=off).reshape(shape)
         off += n * np.dtype(dtype).itemsize
         (ins if role == "in" else outs)[name] = a
@@ -142,25 +146,100 @@ def workload_programs(torch):
             return (loss,) + torch.autograd.grad(loss, [mu])
         return run
 
+    def rnn(t):
+        params = [t[k].requires_grad_() for k in ("emb", "u", "w", "bh", "vo", "bo")]
+        emb, u, w, bh, vo, bo = params
+        tokens, targets = t["tokens"].long(), t["targets"].long()
+        steps, b = tokens.shape
+
+        def run():
+            hs = torch.zeros(b, w.shape[0])
+            loss = 0
+            for i in range(steps):
+                hs = torch.tanh(emb[tokens[i]] @ u + hs @ w + bh)
+                loss = loss + torch.nn.functional.cross_entropy(
+                    hs @ vo + bo, targets[i], reduction="sum")
+            loss = loss / (steps * b)
+            return (loss,) + torch.autograd.grad(loss, params)
+        return run
+
+    def xloop(t):
+        z = t["z"].requires_grad_()
+        y = t["y"]
+
+        def run():
+            loss = 0
+            for i in range(z.shape[0]):
+                loss = loss + row_xent(z[i], y[i])
+            return (loss,) + torch.autograd.grad(loss, [z])
+        return run
+
+    def take3(t):
+        a = t["a"].requires_grad_()
+        w = t["w"]
+        idx = (torch.arange(3) + 1) % 3
+
+        def run():
+            loss = torch.sum(w * torch.square(torch.index_select(a, 1, idx)))
+            return (loss,) + torch.autograd.grad(loss, [a])
+        return run
+
+    def bmm(t):
+        a, x = t["a"].requires_grad_(), t["x"].requires_grad_()
+
+        def run():
+            loss = torch.sum(torch.square(a @ x))
+            return (loss,) + torch.autograd.grad(loss, [a, x])
+        return run
+
     return {"w1_xent_grad": w1, "w2_logreg_grad": w2, "w3_xent_grad": w3,
-            "w4_mlp_grad": w4, "w5_tiny_grad": w5, "w6_mstep_grad": w6}
+            "w4_mlp_grad": w4, "w5_tiny_grad": w5, "w6_mstep_grad": w6,
+            "rnn_lm_grad": rnn, "xent_loop_grad": xloop, "take3_grad": take3,
+            "bmm2_grad": bmm, "bmm3_grad": bmm, "bmm4_grad": bmm, "bmm8_grad": bmm}
+
+
+WORKLOAD_COLUMNS = ("id func sizes sgc hand ratio rspread fwd gradfwd spread rel "
+                    "flt_sgc flt_hand pct hpct fpct bw twin tspread").split()
 
 
 def read_workloads(d):
+    """workloads_main's rows (workloads.tsv, columns as WORKLOAD_COLUMNS)."""
     rows = []
     path = os.path.join(d, "workloads.tsv")
     if not os.path.exists(path):
         return rows
     with open(path) as f:
         for line in f:
-            (cid, func, sizes, sgc, hand, ratio, fwd, spread, rel, fs, fh, pct,
-             hpct, bw, gradfwd) = line.rstrip("\n").split("\t")
-            rows.append(dict(id=cid, func=func, sizes=sizes, sgc=float(sgc),
-                             hand=float(hand), ratio=float(ratio), fwd=float(fwd),
-                             gradfwd=float(gradfwd),
-                             spread=float(spread), rel=float(rel),
-                             flt_sgc=float(fs), flt_hand=float(fh),
-                             pct=float(pct), hpct=float(hpct), bw=float(bw)))
+            cells = line.rstrip("\n").split("\t")
+            r = dict(zip(WORKLOAD_COLUMNS, cells))
+            for k in WORKLOAD_COLUMNS[3:]:
+                r[k] = float(r[k])
+            rows.append(r)
+    return rows
+
+
+def read_portable(d):
+    """workloads_main --portable's rows (portable.tsv)."""
+    path = os.path.join(d, "portable.tsv")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [dict(id=c[0], func=c[1], portable=float(c[2]), expert=float(c[3]),
+                     ratio=float(c[4]), spread=float(c[5]))
+                for c in (line.rstrip("\n").split("\t") for line in f)]
+
+
+def read_scaling(d):
+    """workloads_main --scaling's rows (scaling.tsv)."""
+    path = os.path.join(d, "scaling.tsv")
+    if not os.path.exists(path):
+        return []
+    rows = []
+    with open(path) as f:
+        for line in f:
+            cid, func, t1, tn, sp, t1l, tnl, spl, same = line.rstrip("\n").split("\t")
+            rows.append(dict(id=cid, func=func, t1=float(t1), tn=float(tn), sp=float(sp),
+                             t1l=float(t1l), tnl=float(tnl), spl=float(spl), same=same))
     return rows
 
 
@@ -176,7 +255,8 @@ def print_table(head, table, right_from=2):
 
 
 def fmt_ms(v):
-    return "%.4f" % v if v < 0.1 else "%.3f" % v
+    """Milliseconds to 4 significant digits (a W5 call is 0.0002 ms)."""
+    return "%.4g" % v if v < 1000 else "%.0f" % v
 
 
 # ---- the programs, written as a PyTorch user would write the .sg source ----
@@ -268,7 +348,10 @@ def median_time(fn, budget, clock):
         fn()
         per = clock() - s
     iters = 1 if per > 4e-3 else int(4e-3 / per) + 1
-    rounds = max(11, min(400, int(0.9 * budget / (per * iters))))
+    # at least 11 rounds, or 3 when 11 would take more than four budgets
+    # (PyTorch's RNN takes about a second a call here, seven on 2 busy CPUs)
+    least = 11 if 11 * per * iters <= 4 * budget else 3
+    rounds = max(least, min(400, int(0.9 * budget / (per * iters))))
     samples = []
     for _ in range(rounds):
         s = clock()
@@ -359,95 +442,81 @@ def main():
             r["tn"] = 1e3 * median_time(run, budget, time.perf_counter)[0]
             torch.set_num_threads(default_threads)
 
-    # ---- the table ----
-    head = ["function", "sizes", "sgc ms", "hand ms"]
+    # ---- one table: every case of bench_main and workloads_main ----
+    for r in rows:  # bench_main measures none of these
+        r.update(rspread=r["spread"], gradfwd=-1, flt_sgc=-1, flt_hand=-1,
+                 pct=-1, hpct=-1, fpct=-1, twin=-1)
+    head = ["workload", "sizes", "sgc ms", "C ms", "sgc/C", "spread"]
     if torch_ok:
-        head += ["torch-1t ms", "torch-%dt ms" % many, "(best)"]
-    head += ["sgc/hand"]
-    if torch_ok:
-        head += ["sgc/torch-1t", "sgc/torch-%dt" % many]
-    head += ["hand diff"]
+        head += ["torch-1t ms", "torch-%dt ms" % many, "sgc/torch-1t", "sgc/torch-%dt" % many]
+    head += ["grad/fwd", "faults sgc/C", "memory sgc/C/fwd", "C diff"]
     if torch_ok:
         head += ["torch diff"]
-    table = [head]
-    for r in rows:
-        line = [r["func"], r["sizes"], "%.3f" % r["sgc"], "%.3f" % r["hand"]]
+    table = []
+    for r in rows + wrows:
+        line = [r["func"], r["sizes"], fmt_ms(r["sgc"]), fmt_ms(r["hand"]),
+                "%.2f" % r["ratio"], "%.0f%%" % r["rspread"]]
         if torch_ok:
-            line += ["%.3f" % r["t1"], "%.3f" % r["tn"], "%.3f" % r["tn_best"]]
-        line += ["%.2f" % r["ratio"]]
-        if torch_ok:
-            line += ["%.2f" % (r["sgc"] / r["t1"]), "%.2f" % (r["sgc"] / r["tn"])]
-        line += ["%.0e" % r["rel"]]
+            line += [fmt_ms(r["t1"]), fmt_ms(r["tn"]), "%.2f" % (r["sgc"] / r["t1"]),
+                     "%.2f" % (r["sgc"] / r["tn"])]
+        line += ["%.2f" % r["gradfwd"] if r["gradfwd"] > 0 else "-",
+                 "%.0f/%.0f" % (r["flt_sgc"], r["flt_hand"]) if r["flt_sgc"] >= 0 else "-",
+                 "%.2f/%.2f/%.2f" % (100 / r["pct"], 100 / r["hpct"], 100 / r["fpct"])
+                 if r["pct"] > 0 else "-",
+                 "%.0e" % r["rel"]]
         if torch_ok:
             line += ["%.0e" % r["trel"]]
         table.append(line)
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    if torch_ok:
-        print("== sgc vs hand-written C vs PyTorch (median ms per call, forward "
-              "+ backward; one thread, CPU time, except torch-%dt: wall time) =="
-              % many)
-    else:
-        print("== sgc vs hand-written C (median ms per call, forward + "
-              "backward; one thread, CPU time) ==")
-    for k, row in enumerate(table):
-        cells = [c.ljust(w) if i < 2 else c.rjust(w)
-                 for i, (c, w) in enumerate(zip(row, widths))]
-        print("| " + " | ".join(cells) + " |")
-        if k == 0:
-            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    print("ratios < 1: sgc is faster; sgc/hand is the median of back-to-back "
-          "pairs, the PyTorch ratios divide medians. diff: max |x - sgc| / "
-          "max |sgc| over all outputs (value and gradients).")
-    print("hand = bench/hand/*.c, gcc -O3 -march=native -fno-math-errno "
-          "-fopenmp-simd; its matrix products call the runtime's GEMM "
-          "(sg_rt_gemm_f32), as an expert would call a BLAS.")
+    print("== sgc vs an expert's C%s: value and gradient, median ms per call "
+          "(one thread, CPU time%s) =="
+          % (" vs PyTorch" if torch_ok else "",
+             ", except torch-%dt: wall time" % many if torch_ok else ""))
+    print_table(head, table)
+    print("sgc/C: the median of the rounds' ratios, sgc and the C timed alternately in one "
+          "process; spread: the ratios' interquartile range over their median (for the "
+          "first rows, bench_main's: the larger of the two sides' times'). Ratios < 1: sgc "
+          "is faster; the PyTorch ratios divide medians. grad/fwd: sgc's gradient over its "
+          "forward function, timed in the same rounds. faults: minor page faults per call "
+          "after warm-up. memory: for the streaming workloads, the time over that of the "
+          "least traffic any algorithm needs (W2: x and y read once; W3: z and y read, then "
+          "read again with dz streamed out; the forward: one read), as bare loops timed "
+          "beside each round: 1.00 is the speed of memory (passes over memory, in effect). "
+          "diff: max |x - sgc| / max |sgc| over all outputs.")
+    print("C = bench/hand/*.c (gcc -O3 -march=native): AVX-512 intrinsics where the CPU "
+          "has them (workloads, the RNN, the expert's packed GEMM), the older cases' "
+          "C calling the runtime's GEMM as one calls a BLAS.")
+    for r in wrows:
+        if r["twin"] > 0:
+            print("%s: the loop's gradient over the same 32 steps unrolled: %.2f "
+                  "(spread %.0f%%; bar: 1.25)" % (r["func"], r["twin"], r["tspread"]))
+        if r["id"] == "w5":
+            print("w5_tiny_grad per call: sgc %.0f ns, C %.0f ns (bar: 1.5x)"
+                  % (1e6 * r["sgc"], 1e6 * r["hand"]))
+    prows = read_portable(d)
+    if prows:
+        print("the expert's C against the portable C the runs before issue 30 used, "
+              "alternated: " + ", ".join("%s %.2fx" % (r["id"].upper(), r["ratio"])
+                                         for r in prows)
+              + " faster (the issue's expert on an EPYC: W2 3.5x, W3 2.5x, W5 3.7x, W6 2.8x)")
+    srows = read_scaling(d)
+    if srows:
+        print()
+        print("== the thread pool: sgc's gradient on one thread and on the default "
+              "(every core), wall time, median; then with two busy processes beside it ==")
+        head = ["workload", "1t ms", "all ms", "speedup", "1t ms, load 2", "all ms, load 2",
+                "speedup, load 2", "bit-identical"]
+        print_table(head, [[r["func"], fmt_ms(r["t1"]), fmt_ms(r["tn"]), "%.2f" % r["sp"],
+                            fmt_ms(r["t1l"]), fmt_ms(r["tnl"]), "%.2f" % r["spl"], r["same"]]
+                           for r in srows], right_from=1)
+        print("speedup: the median of the rounds' 1-thread time over the all-thread time "
+              "(below 1: the pool costs time). Other jobs on the machine add to the load.")
     vec = os.environ.get("HAND_VECTOR_MATH", "").split()
     scal = os.environ.get("HAND_SCALAR_MATH", "").split()
-    notes.append("vectorized in the hand-written code (libmvec, lanes): %s; "
-                 "scalar calls (loop remainders, single values): %s"
+    notes.append("libmvec in the hand-written objects (lanes): %s; scalar libm calls: %s"
                  % (", ".join(vec) or "none", ", ".join(scal) or "none"))
     sgc_calls = os.environ.get("SGC_MATH_CALLS", "").split()
     notes.append("libm calls in sgc's objects: %s (its exp/log/tanh are inline "
                  "arithmetic)" % (", ".join(sgc_calls) or "none"))
-    if wrows:
-        print()
-        print("== W1-W6 of issue 9: sgc vs expert C%s (median ms per call, "
-              "value + gradient) ==" % (" vs PyTorch" if torch_ok else ""))
-        head = ["workload", "sizes", "sgc ms", "C ms"]
-        if torch_ok:
-            head += ["torch-1t ms", "torch-%dt ms" % many]
-        head += ["sgc/C"]
-        if torch_ok:
-            head += ["sgc/torch-1t", "sgc/torch-%dt" % many]
-        head += ["grad/fwd", "faults/call sgc", "faults/call C", "%bw sgc", "%bw C",
-                 "C diff"]
-        if torch_ok:
-            head += ["torch diff"]
-        table = []
-        for r in wrows:
-            line = [r["func"], r["sizes"], fmt_ms(r["sgc"]), fmt_ms(r["hand"])]
-            if torch_ok:
-                line += [fmt_ms(r["t1"]), fmt_ms(r["tn"])]
-            line += ["%.2f" % r["ratio"]]
-            if torch_ok:
-                line += ["%.2f" % (r["sgc"] / r["t1"]), "%.2f" % (r["sgc"] / r["tn"])]
-            line += ["%.2f" % r["gradfwd"], "%.0f" % r["flt_sgc"],
-                     "%.0f" % r["flt_hand"],
-                     "%.0f%%" % r["pct"] if r["pct"] >= 0 else "-",
-                     "%.0f%%" % r["hpct"] if r["hpct"] >= 0 else "-",
-                     "%.0e" % r["rel"]]
-            if torch_ok:
-                line += ["%.0e" % r["trel"]]
-            table.append(line)
-        print_table(head, table)
-        print("%%bw: bytes the minimal algorithm moves (W2: x and y once; W3: z and y "
-              "twice, dz once) over the bandwidth bound, divided by the time: per timed round, "
-              "against the bound measured beside it (the better of two reads of two arrays "
-              "with the widest vectors, one with a prefetch per page; median %.1f GB/s), "
-              "the median of the rounds. "
-              "faults/call: minor page faults per "
-              "call after warm-up (getrusage). grad/fwd: sgc's gradient over sgc's "
-              "forward function, timed in the same rounds (the median of the rounds' ratios)." % next((r["bw"] for r in wrows if r["pct"] >= 0), wrows[0]["bw"]))
     for n in notes:
         print("note: " + n)
     if failed:

@@ -17,16 +17,29 @@ OUT=build/bench
 for f in "$SGC" "$LIB" build/include/sg_runtime.h; do
   [ -e "$f" ] || { echo "bench: $f is missing; run 'make all' first" >&2; exit 2; }
 done
-mkdir -p "$OUT/obj" "$OUT/data"
+mkdir -p "$OUT/obj" "$OUT/wobj" "$OUT/data"
+rm -f "$OUT"/obj/*.o "$OUT"/wobj/*.o "$OUT"/data/*.tsv # nothing stale is linked or read
 CC=${CC:-cc}
 HANDCC=${HANDCC:-gcc}
 HANDFLAGS="-std=c11 -O3 -march=native -fno-math-errno -fopenmp-simd -Wall -Wextra -D_POSIX_C_SOURCE=200809L"
 
-# 1. The models, compiled by sgc (default -O2, host CPU).
+# 1. The models, compiled by sgc (default -O2, host CPU); the softmax
+#    cross-entropy of bench/xent_loop.sg also as 32 straight-line copies,
+#    written by bench/unroll_xent.py (its compile time is printed: about
+#    0.45 s of LLVM's time per copy here).
 for src in examples/mlp.sg examples/stable_softmax.sg \
-           examples/contrastive_divergence.sg bench/elementwise.sg bench/workloads.sg; do
+           examples/contrastive_divergence.sg bench/elementwise.sg; do
   "$SGC" "$src" -o "$OUT/obj/sg_$(basename "$src" .sg).o"
 done
+for src in bench/workloads.sg bench/rnn_lm.sg bench/xent_loop.sg bench/small.sg; do
+  "$SGC" "$src" -o "$OUT/wobj/sg_$(basename "$src" .sg).o"
+done
+/usr/bin/python3 bench/unroll_xent.py "$OUT/xent_unrolled.sg"
+seconds() { # wall seconds the command takes
+  t0=$(date +%s.%N); "$@"; echo "$(date +%s.%N) - $t0" | bc
+}
+echo "bench: sgc compiles bench/xent_loop.sg in $(seconds "$SGC" bench/xent_loop.sg -o /dev/null) s," \
+  "its 32 steps unrolled in $(seconds "$SGC" "$OUT/xent_unrolled.sg" -o "$OUT/wobj/sg_xent_unrolled.o") s"
 
 # 2. The hand-written gradients and the driver, linked with the runtime
 #    (the hand-written code calls its GEMM, sg_rt_gemm_f32).
@@ -36,13 +49,10 @@ done
 $CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/bench_main.c \
   -o "$OUT/obj/bench_main.o"
 $CC "$OUT"/obj/*.o "$LIB" -lm -lpthread -o "$OUT/bench_main"
-# The W1-W6 driver (bench/workloads_main.c), a program of its own.
-mkdir -p "$OUT/wobj"
+# The driver of the workloads (bench/workloads_main.c), a program of its own.
 $CC -std=c11 -O2 -Wall -Wextra -Ibuild/include -Ibench -c bench/workloads_main.c \
   -o "$OUT/wobj/workloads_main.o"
-$CC "$OUT/wobj/workloads_main.o" "$OUT/obj/sg_workloads.o" "$OUT/obj/hand_workloads.o" \
-  "$OUT/obj/hand_workloads_avx512.o" "$OUT/obj/hand_avx512.o" "$OUT/obj/hand_gemm.o" \
-  "$LIB" -lm -lpthread -o "$OUT/workloads_main"
+$CC "$OUT"/wobj/*.o "$OUT"/obj/hand_*.o "$LIB" -lm -lpthread -o "$OUT/workloads_main"
 
 # 3. PyTorch (Debian's python3-torch, for /usr/bin/python3): installed here
 #    if missing, but only as root; otherwise its columns are skipped. Debian's
@@ -82,14 +92,18 @@ status=0
 "$OUT/bench_main" --budget "${BENCH_BUDGET:-2.5}" --data "$OUT/data" || status=$?
 [ "$status" -le 1 ] || exit "$status"
 echo
-echo "== W1-W6 (issue 9): sgc vs expert C (one thread each; median ms per call; flt: minor page faults per call) =="
+echo "== the workloads (issues 9 and 30): sgc vs expert C (one thread each; median ms per call; flt: minor page faults per call) =="
 wstatus=0
 "$OUT/workloads_main" --budget "${BENCH_WBUDGET:-2}" --data "$OUT/data" || wstatus=$?
 [ "$wstatus" -le 1 ] || exit "$wstatus"
 [ "$wstatus" -eq 0 ] || status=1
 echo
-echo "== W1-W6: sgc's gradient on 1 and 2 threads (wall clock, median; meaningful only on an idle machine) =="
-SG_NUM_THREADS= "$OUT/workloads_main" --scaling --budget "${BENCH_WBUDGET:-2}" || status=1
+echo "== W1-W6: the portable C (the baselines before issue 30) against the expert's =="
+"$OUT/workloads_main" --portable --budget 1 --data "$OUT/data" || status=1
+echo
+echo "== W1-W6: sgc's gradient on 1 thread and on all, then with two busy processes beside it (wall clock, median) =="
+SG_NUM_THREADS= "$OUT/workloads_main" --scaling --budget "${BENCH_WBUDGET:-2}" --data "$OUT/data" ||
+  status=1
 echo
 echo "== GMM, factors unpacked with take() vs a one-hot product (issue 10; gradient CPU ms, one thread) =="
 sh bench/gmm_index/run.sh || status=1

@@ -1,43 +1,55 @@
-/* workloads_main.c: the W1-W6 half of `make bench` (bench/workloads.sg
- * against bench/hand/workloads.c; see bench/README.md), with W2n: W2's
- * program on 4M rows of 4 columns, the same 64 MB in rows shorter than a
- * vector.
+/* workloads_main.c: the second half of `make bench` (see bench/README.md):
+ * sgc's gradients against an expert's C on workloads where the work is not
+ * a large matrix product --
+ *   W1-W6 and W2n  bench/workloads.sg against bench/hand/workloads.c (the
+ *                  expert's AVX-512 forms, workloads_avx512.c, where the CPU
+ *                  has them); W2n is W2's program on 4M rows of 4 columns
+ *   rnn            the RNN language model of bench/rnn_lm.sg (a 32-step
+ *                  loop) against bench/hand/rnn.c
+ *   xloop          the softmax cross-entropy inside a 32-step loop of
+ *                  bench/xent_loop.sg, with its straight-line twin
+ *                  (bench/unroll_xent.py) timed in the same rounds
+ *   take3, bmmD    the small gather and the batches of D x D products of
+ *                  bench/small.sg against bench/hand/small.c
  *
  * Per workload: sgc's gradient and the expert's C gradient timed in
  * alternating rounds (thread CPU time, median; sgc/C is the median of the
- * per-round ratios, as in bench_main.c), sgc's forward function alone (for
- * grad/forward), the minor page faults per call of each side after warm-up
- * (getrusage), the agreement of every output, and for the streaming
- * workloads (W2, W2n, W3) the fraction of the memory-bandwidth bound reached:
- * the bytes the minimal algorithm must move, over the bandwidth measured
- * in the same run, divided by the time taken -- per round, beside that
- * round's times (the better of two wide two-array reads, one with a
- * prefetch per page: bound_once), and the median of the rounds, as sgc/C
- * is. This host's bandwidth drifts by up to 2x within minutes; against one
- * bound measured at the start, the same code read 61% and 117% in two
- * runs. (bound_bandwidth, at the start, prints both reads and a triad.)
- * W3's gradient must read z and y, then read them again and write dz,
- * where its forward reads them once; so the rounds of W3 also time that
- * second pass as a bare loop, and a line after the table gives the
- * grad/fwd of bare loops (2.1-2.4 on this host), to read W3's beside.
+ * per-round ratios, as in bench_main.c, with their spread), sgc's forward
+ * function in the same rounds (grad/forward), the minor page faults per
+ * call of each side after warm-up (getrusage), the agreement of every
+ * output, and for the streaming workloads (W2, W2n, W3) the time of the
+ * least traffic any algorithm needs, as bare loops timed in every round
+ * beside its times (W2: the bound's wide read of x and y; W3: a read of z
+ * and y, then a read of both streaming dz out; forwards: one read), over
+ * the time taken: the median of the rounds, as sgc/C is. This host's
+ * bandwidth drifts by up to 2x within minutes; against one bound measured
+ * at the start, the same code read 61% and 117% in two runs.
+ * (bound_bandwidth, at the start, prints the reads and a triad.) A line
+ * after the table gives W3's grad/fwd beside that of its bare loops.
  *
  * sgc runs on one thread (sg_set_num_threads(1), whatever SG_NUM_THREADS
  * says), like the C: the times are the calling thread's CPU time, which
  * would not count the work of the pool's other threads.
  *
  * Usage: workloads_main [--budget S] [--data DIR] [--only ID] [--smoke] [--scaling]
+ *                       [--portable]
+ *   --smoke     small sizes, no timing: only check that sgc, the expert's C
+ *               and the portable C agree (test/bench/workloads_smoke.test);
+ *               the smoke test also runs W3 on logits whose max grows.
  *   --data DIR  write DIR/workloads.tsv and per workload DIR/ID.txt (the
  *               arrays: role, name, dtype, shape) and DIR/ID.bin (inputs and
  *               sgc's outputs in that order, native dtype) for report.py.
- *   --smoke     small sizes, no timing: only check that sgc and the C agree
- *               (the lit test test/bench/workloads_smoke.test).
  *   --scaling   instead: the read bandwidth on 1 and on 2 threads (how far
- *               memory lets a streaming workload scale), then sgc's
- *               gradient alone on 1 and on 2 threads
- *               (sg_set_num_threads) in alternating rounds, wall-clock
- *               median of each, the speedup (the median of the rounds'
- *               ratios), and whether the outputs are bit-identical. Only
- *               meaningful on an otherwise idle machine.
+ *               memory lets a streaming workload scale), then W1-W6's
+ *               gradients alone on 1 thread and on the default (every core)
+ *               in alternating rounds, wall-clock median of each, the
+ *               speedup (the median of the rounds' ratios), the same again
+ *               with two busy processes of ours beside them (not with
+ *               --smoke), and whether the outputs are bit-identical;
+ *               with --data, DIR/scaling.tsv.
+ *   --portable  instead: W1-W6's portable C (the baselines before issue 30)
+ *               against the expert's, alternated; with --data,
+ *               DIR/portable.tsv.
  * Exit status 1 if some output differs by more than 1e-3 (relative to the
  * output's largest magnitude). */
 #define _POSIX_C_SOURCE 200809L
@@ -47,8 +59,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -70,14 +85,33 @@ int w5_tiny(T, T, T, sg_tensor *);
 int w5_tiny_grad(T, T, T, sg_tensor *, sg_tensor *);
 int w6_mstep(T, T, sg_tensor *);
 int w6_mstep_grad(T, T, sg_tensor *, sg_tensor *);
+/* bench/rnn_lm.sg, bench/xent_loop.sg and its unrolled twin, bench/small.sg */
+int rnn_lm(T, T, T, T, T, T, T, T, sg_tensor *);
+int rnn_lm_grad(T, T, T, T, T, T, T, T, sg_tensor *, sg_tensor *, sg_tensor *, sg_tensor *,
+                sg_tensor *, sg_tensor *, sg_tensor *);
+int xent_loop(T, T, sg_tensor *);
+int xent_loop_grad(T, T, sg_tensor *, sg_tensor *);
+int xent_unrolled_grad(T, T, sg_tensor *, sg_tensor *);
+int take3(T, T, sg_tensor *);
+int take3_grad(T, T, sg_tensor *, sg_tensor *);
+#define BMM_DECL(D)                                                                         \
+  int bmm##D(T, T, sg_tensor *);                                                            \
+  int bmm##D##_grad(T, T, sg_tensor *, sg_tensor *, sg_tensor *);
+BMM_DECL(2)
+BMM_DECL(3)
+BMM_DECL(4)
+BMM_DECL(8)
 #undef T
 
 enum { MAX_ARR = 8, MAX_SAMPLES = 400 };
 
+/* Element types of the arrays (the 0 and 1 of add()'s dt argument). */
+enum { F32, F64, I32 };
+
 typedef struct arr {
   const char *name;
-  int f64, rank;
-  int64_t dims[2];
+  int dt, rank; /* F32, F64 or I32 */
+  int64_t dims[3];
   void *data, *hand; /* inputs: data; outputs: sgc's and the C's */
 } arr;
 
@@ -86,12 +120,20 @@ typedef struct wcase {
   char sizes[64];
   int nin, nout;
   arr in[MAX_ARR], out[MAX_ARR];
-  int64_t sym[4];
-  double min_bytes; /* streaming workloads: bytes the minimal algorithm moves */
-  int two_pass;     /* W3: grad/fwd has a floor set by memory (time_case) */
+  int64_t sym[5];
+  /* Streaming workloads: the least traffic any algorithm needs, as bare
+   * loops timed in each round (time_case): min_bytes read as the bound
+   * reads two arrays, and with two_pass one more bare loop reading z and y
+   * and streaming dz out (W3's second pass, at W3's size); fwd_min_bytes:
+   * the forward function's reads. */
+  double min_bytes, fwd_min_bytes;
+  int two_pass;
   int (*grad)(struct wcase *);
   int (*fwd)(struct wcase *);
   int (*hand)(struct wcase *);
+  /* xent_loop: sgc's gradient of the same work unrolled, timed in the same
+   * rounds (grad / twin: the loop against its straight-line copies) */
+  int (*twin)(struct wcase *);
   sg_tensor t[MAX_ARR * 2 + 1]; /* descriptors, inputs then outputs */
   sg_tensor fwd_out;
   double fwd_val;
@@ -110,37 +152,55 @@ static int64_t count(const arr *a) {
   return n;
 }
 
-static void *alloc(int64_t n, int f64) {
+static size_t elem_bytes(int dt) { return dt == F64 ? 8 : 4; }
+
+static void *alloc(int64_t n, int dt) {
   void *p = NULL;
-  if (posix_memalign(&p, 64, (size_t)(n ? n : 1) * (f64 ? 8 : 4)) != 0) {
+  if (posix_memalign(&p, 64, (size_t)(n ? n : 1) * elem_bytes(dt)) != 0) {
     fprintf(stderr, "workloads: out of memory\n");
     exit(2);
   }
-  memset(p, 0, (size_t)(n ? n : 1) * (f64 ? 8 : 4));
+  memset(p, 0, (size_t)(n ? n : 1) * elem_bytes(dt));
   return p;
 }
 
 static double get(const arr *a, const void *p, int64_t i) {
-  return a->f64 ? ((const double *)p)[i] : ((const float *)p)[i];
+  return a->dt == F64   ? ((const double *)p)[i]
+         : a->dt == I32 ? ((const int32_t *)p)[i]
+                        : ((const float *)p)[i];
 }
 static void set(const arr *a, void *p, int64_t i, double v) {
-  if (a->f64)
+  if (a->dt == F64)
     ((double *)p)[i] = v;
+  else if (a->dt == I32)
+    ((int32_t *)p)[i] = (int32_t)floor(v);
   else
     ((float *)p)[i] = (float)v;
 }
 
-static arr *add(wcase *c, int out, const char *name, int f64, int rank, int64_t d0, int64_t d1) {
+static arr *add3(wcase *c, int out, const char *name, int dt, int rank, int64_t d0, int64_t d1,
+                 int64_t d2) {
   arr *a = out ? &c->out[c->nout++] : &c->in[c->nin++];
-  *a = (arr){name, f64, rank, {d0, d1}, NULL, NULL};
-  a->data = alloc(count(a), f64);
+  *a = (arr){name, dt, rank, {d0, d1, d2}, NULL, NULL};
+  a->data = alloc(count(a), dt);
   if (out)
-    a->hand = alloc(count(a), f64);
+    a->hand = alloc(count(a), dt);
   return a;
 }
-static arr *add_in(wcase *c, const char *name, int f64, int rank, int64_t d0, int64_t d1,
+static arr *add(wcase *c, int out, const char *name, int dt, int rank, int64_t d0, int64_t d1) {
+  return add3(c, out, name, dt, rank, d0, d1, 0);
+}
+/* An input of uniform random values on [lo, hi) (I32: their floors). */
+static arr *add_in3(wcase *c, const char *name, int dt, int rank, int64_t d0, int64_t d1,
+                    int64_t d2, double lo, double hi) {
+  arr *a = add3(c, 0, name, dt, rank, d0, d1, d2);
+  for (int64_t i = 0; i < count(a); i++)
+    set(a, a->data, i, urand(lo, hi));
+  return a;
+}
+static arr *add_in(wcase *c, const char *name, int dt, int rank, int64_t d0, int64_t d1,
                    double lo, double hi) {
-  arr *a = add(c, 0, name, f64, rank, d0, d1);
+  arr *a = add(c, 0, name, dt, rank, d0, d1);
   for (int64_t i = 0; i < count(a); i++)
     set(a, a->data, i, urand(lo, hi));
   return a;
@@ -159,12 +219,12 @@ static void normalize_rows(arr *a, int64_t rows, int64_t cols) {
 static void descs(wcase *c) {
   for (int i = 0; i < c->nin + c->nout; i++) {
     arr *a = i < c->nin ? &c->in[i] : &c->out[i - c->nin];
-    sg_tensor t = {a->data, {0}, a->rank, a->f64 ? SG_F64 : SG_F32};
+    sg_tensor t = {a->data, {0}, a->rank, a->dt == F64 ? SG_F64 : a->dt == I32 ? SG_I32 : SG_F32};
     for (int k = 0; k < a->rank; k++)
       t.shape[k] = a->dims[k];
     c->t[i] = t;
   }
-  c->fwd_out = (sg_tensor){&c->fwd_val, {0}, 0, c->out[0].f64 ? SG_F64 : SG_F32};
+  c->fwd_out = (sg_tensor){&c->fwd_val, {0}, 0, c->out[0].dt == F64 ? SG_F64 : SG_F32};
 }
 
 #define IN(k) (c->in[k].data)
@@ -205,7 +265,7 @@ static wcase mk2(const char *id, int64_t n, int64_t d) {
     set(y, y->data, i, get(y, y->data, i) < 0.5 ? 0 : 1);
   add(&c, 1, "out", 0, 0, 0, 0);
   add(&c, 1, "d_w", 0, 1, d, 0);
-  c.min_bytes = 4.0 * (double)(n * d + n); /* x and y, read once */
+  c.min_bytes = c.fwd_min_bytes = 4.0 * (double)(n * d + n); /* x and y, read once */
   return c;
 }
 
@@ -227,9 +287,10 @@ static wcase mk3(const char *id, int64_t n, double ramp) {
   normalize_rows(add_in(&c, "y", 0, 1, n, 0, 0, 1), 1, n);
   add(&c, 1, "out", 0, 0, 0, 0);
   add(&c, 1, "d_z", 0, 1, n, 0);
-  /* Two passes are the minimum (dz needs the normalizer): z and y read
-   * twice, dz written once. */
-  c.min_bytes = 4.0 * (double)n * 5;
+  /* Two passes are the minimum (dz needs the normalizer, and z and y do
+   * not fit in cache): z and y read, then read again with dz streamed out.
+   * The forward reads them once. */
+  c.min_bytes = c.fwd_min_bytes = 4.0 * (double)n * 2;
   c.two_pass = 1;
   return c;
 }
@@ -290,6 +351,104 @@ static wcase mk6(int64_t n, int64_t k) {
   return c;
 }
 
+/* The RNN language model (issue 30, item 3): vocabulary v, embedding e,
+ * hidden h, t steps of a batch of b. */
+static int grnn(wcase *c) {
+  return rnn_lm_grad(TT(0), TT(1), TT(2), TT(3), TT(4), TT(5), TT(6), TT(7), TT(8), TT(9), TT(10),
+                     TT(11), TT(12), TT(13), TT(14));
+}
+static int frnn(wcase *c) {
+  return rnn_lm(TT(0), TT(1), TT(2), TT(3), TT(4), TT(5), TT(6), TT(7), &c->fwd_out);
+}
+static int hrnn(wcase *c) {
+  int64_t *s = c->sym;
+  return hand_rnn_lm_grad(s[0], s[1], s[2], s[3], s[4], IN(0), IN(1), IN(2), IN(3), IN(4), IN(5),
+                          IN(6), IN(7), HO(0), HO(1), HO(2), HO(3), HO(4), HO(5), HO(6));
+}
+static wcase mk_rnn(int64_t v, int64_t e, int64_t h, int64_t t, int64_t b) {
+  wcase c = {.id = "rnn", .func = "rnn_lm_grad", .sym = {v, e, h, t, b}, .grad = grnn,
+             .fwd = frnn, .hand = hrnn};
+  snprintf(c.sizes, sizeof c.sizes, "v=%lld e=%lld h=%lld t=%lld b=%lld", (long long)v,
+           (long long)e, (long long)h, (long long)t, (long long)b);
+  double su = 1 / sqrt((double)(e + h)), sv = 1 / sqrt((double)h);
+  add_in(&c, "emb", F32, 2, v, e, -1, 1);
+  add_in(&c, "u", F32, 2, e, h, -su, su);
+  add_in(&c, "w", F32, 2, h, h, -su, su);
+  add_in(&c, "bh", F32, 1, h, 0, -0.1, 0.1);
+  add_in(&c, "vo", F32, 2, h, v, -sv, sv);
+  add_in(&c, "bo", F32, 1, v, 0, -0.1, 0.1);
+  add_in(&c, "tokens", I32, 2, t, b, 0, (double)v);
+  add_in(&c, "targets", I32, 2, t, b, 0, (double)v);
+  add(&c, 1, "out", F32, 0, 0, 0);
+  add(&c, 1, "d_emb", F32, 2, v, e);
+  add(&c, 1, "d_u", F32, 2, e, h);
+  add(&c, 1, "d_w", F32, 2, h, h);
+  add(&c, 1, "d_bh", F32, 1, h, 0);
+  add(&c, 1, "d_vo", F32, 2, h, v);
+  add(&c, 1, "d_bo", F32, 1, v, 0);
+  return c;
+}
+
+/* Softmax cross-entropy in a 32-step loop, and its unrolled twin. */
+static int gxl(wcase *c) { return xent_loop_grad(TT(0), TT(1), TT(2), TT(3)); }
+static int fxl(wcase *c) { return xent_loop(TT(0), TT(1), &c->fwd_out); }
+static int txl(wcase *c) { return xent_unrolled_grad(TT(0), TT(1), TT(2), TT(3)); }
+static int hxl(wcase *c) {
+  return hand_xent_rows_grad(32 * c->sym[0], c->sym[1], IN(0), IN(1), HO(0), HO(1));
+}
+static wcase mk_xloop(int64_t n, int64_t k) {
+  wcase c = {.id = "xloop", .func = "xent_loop_grad", .sym = {n, k}, .grad = gxl, .fwd = fxl,
+             .hand = hxl, .twin = txl};
+  snprintf(c.sizes, sizeof c.sizes, "32 steps of n=%lld k=%lld", (long long)n, (long long)k);
+  add_in3(&c, "z", F32, 3, 32, n, k, -4, 4);
+  normalize_rows(add_in3(&c, "y", F32, 3, 32, n, k, 0, 1), 32 * n, k);
+  add(&c, 1, "out", F32, 0, 0, 0);
+  add3(&c, 1, "d_z", F32, 3, 32, n, k);
+  return c;
+}
+
+/* take with a short constant index, and batches of tiny products. */
+static int gt3(wcase *c) { return take3_grad(TT(0), TT(1), TT(2), TT(3)); }
+static int ft3(wcase *c) { return take3(TT(0), TT(1), &c->fwd_out); }
+static int ht3(wcase *c) { return hand_take3_grad(c->sym[0], IN(0), IN(1), HO(0), HO(1)); }
+static wcase mk_take3(int64_t n) {
+  wcase c = {.id = "take3", .func = "take3_grad", .sym = {n}, .grad = gt3, .fwd = ft3,
+             .hand = ht3};
+  snprintf(c.sizes, sizeof c.sizes, "n=%lld", (long long)n);
+  add_in(&c, "a", F32, 2, n, 3, -1, 1);
+  add_in(&c, "w", F32, 2, n, 3, 0, 1);
+  add(&c, 1, "out", F32, 0, 0, 0);
+  add(&c, 1, "d_a", F32, 2, n, 3);
+  return c;
+}
+
+#define BMM_CASE(D)                                                                          \
+  static int gbmm##D(wcase *c) { return bmm##D##_grad(TT(0), TT(1), TT(2), TT(3), TT(4)); }  \
+  static int fbmm##D(wcase *c) { return bmm##D(TT(0), TT(1), &c->fwd_out); }                \
+  static int hbmm##D(wcase *c) {                                                             \
+    return hand_bmm_grad(c->sym[0], D, IN(0), IN(1), HO(0), HO(1), HO(2));                   \
+  }
+BMM_CASE(2)
+BMM_CASE(3)
+BMM_CASE(4)
+BMM_CASE(8)
+static wcase mk_bmm(int d, int64_t b) {
+  static const char *ids[9] = {[2] = "bmm2", [3] = "bmm3", [4] = "bmm4", [8] = "bmm8"};
+  static const char *funcs[9] = {[2] = "bmm2_grad", [3] = "bmm3_grad", [4] = "bmm4_grad",
+                                 [8] = "bmm8_grad"};
+  int (*g[9])(wcase *) = {[2] = gbmm2, [3] = gbmm3, [4] = gbmm4, [8] = gbmm8};
+  int (*f[9])(wcase *) = {[2] = fbmm2, [3] = fbmm3, [4] = fbmm4, [8] = fbmm8};
+  int (*h[9])(wcase *) = {[2] = hbmm2, [3] = hbmm3, [4] = hbmm4, [8] = hbmm8};
+  wcase c = {.id = ids[d], .func = funcs[d], .sym = {b}, .grad = g[d], .fwd = f[d], .hand = h[d]};
+  snprintf(c.sizes, sizeof c.sizes, "b=%lld of %dx%d", (long long)b, d, d);
+  add_in3(&c, "a", F32, 3, b, d, d, -1, 1);
+  add_in3(&c, "x", F32, 3, b, d, d, -1, 1);
+  add(&c, 1, "out", F32, 0, 0, 0);
+  add3(&c, 1, "d_a", F32, 3, b, d, d);
+  add3(&c, 1, "d_x", F32, 3, b, d, d);
+  return c;
+}
+
 /* ---- measuring ---- */
 
 static double now(void) {
@@ -339,8 +498,11 @@ static double faults(wcase *c, int (*fn)(wcase *), const char *side, int calls) 
 
 typedef struct result {
   double sgc, hand, ratio, fwd, gradfwd, spread, rel, flt_sgc, flt_hand;
+  double rspread; /* IQR / median of the rounds' sgc/C */
   double floor, tread, tstream; /* two_pass: grad/fwd of bare loops; their times */
   double pct, hpct, bw; /* streaming: % of the bound (sgc, C), the bound */
+  double fpct;          /* streaming: % of the bound of the forward function */
+  double twin, tspread; /* xent_loop: grad / unrolled twin's grad, its IQR / median */
   const char *which;
 } result;
 
@@ -353,12 +515,12 @@ typedef struct Bound {
   void (*stream)(const float *, const float *, float *, int64_t);
 } Bound;
 static Bound bound;
+static volatile float bound_sink; /* keeps the reads */
 static double bound_once(void) {
-  static volatile float sink;
   double best = 1e30;
   for (int rep = 0; rep < 2; rep++) { /* the better of the two reads */
     double t0 = now();
-    sink += bound.read2(bound.a, bound.b, bound.n, rep);
+    bound_sink += bound.read2(bound.a, bound.b, bound.n, rep);
     double t = now() - t0;
     best = t < best ? t : best;
   }
@@ -387,41 +549,56 @@ static void time_case(wcase *c, double budget, result *r) {
   }
   double per = ts > th ? ts : th;
   int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
-  int rounds = (int)(0.7 * budget / (3 * per * iters)); /* grad, C, forward */
+  int rounds = (int)(0.7 * budget / ((c->twin ? 4 : 3) * per * iters)); /* grad, C, fwd, twin */
   rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
   static double ss[MAX_SAMPLES], sh[MAX_SAMPLES], sr[MAX_SAMPLES], sf[MAX_SAMPLES];
   static double sgf[MAX_SAMPLES], sp[MAX_SAMPLES], shp[MAX_SAMPLES], sb[MAX_SAMPLES];
-  static double sfl[MAX_SAMPLES], sbr[MAX_SAMPLES], sbw[MAX_SAMPLES];
+  static double sfl[MAX_SAMPLES], sbr[MAX_SAMPLES], sbw[MAX_SAMPLES], sfp[MAX_SAMPLES];
+  static double stw[MAX_SAMPLES];
   for (int k = 0; k < rounds; k++) {
     ss[k] = batch(c, c->grad, "sgc", iters);
     sh[k] = batch(c, c->hand, "hand", iters);
     sr[k] = ss[k] / sh[k];
-    if (c->min_bytes > 0) { /* the bound of this round, beside its times */
-      sb[k] = bound_once();
-      sp[k] = 100.0 * c->min_bytes / sb[k] / ss[k];
-      shp[k] = 100.0 * c->min_bytes / sb[k] / sh[k];
-    }
     /* W3's gradient must read z and y, then read them again and write dz;
      * its forward reads them once. The same in bare loops, in this round:
      * the bound's read of two arrays of W3's size, then that read
      * streaming a third. Their ratio is what grad/fwd would be with both
      * functions at the speed of memory. */
+    double bare = 0;
+    if (c->min_bytes > 0) { /* the bound of this round, beside its times */
+      sb[k] = bound_once();
+      bare = c->min_bytes / sb[k];
+    }
     if (c->two_pass) {
       sbr[k] = 2.0 * 4.0 * (double)bound.n / sb[k];
       sbw[k] = stream_once();
       sfl[k] = (sbr[k] + sbw[k]) / sbr[k];
+      bare += sbw[k];
+    }
+    if (c->min_bytes > 0) {
+      sp[k] = 100.0 * bare / ss[k];
+      shp[k] = 100.0 * bare / sh[k];
     }
     /* the forward in the same round, so that grad/fwd, like sgc/C, is a
      * ratio of neighbours: timed in a phase of its own, the forward met
      * another minute's bandwidth (W3's ratio moved 1.9-2.4 between runs) */
     sf[k] = batch(c, c->fwd, "sgc forward", iters);
     sgf[k] = ss[k] / sf[k];
+    if (c->min_bytes > 0)
+      sfp[k] = 100.0 * c->fwd_min_bytes / sb[k] / sf[k];
+    if (c->twin)
+      stw[k] = ss[k] / batch(c, c->twin, "sgc twin", iters);
   }
-  r->pct = r->hpct = -1;
+  r->pct = r->hpct = r->fpct = r->twin = -1;
   if (c->min_bytes > 0) {
     r->pct = median(sp, rounds);
     r->hpct = median(shp, rounds);
+    r->fpct = median(sfp, rounds);
     r->bw = median(sb, rounds);
+  }
+  if (c->twin) {
+    r->twin = median(stw, rounds);
+    r->tspread = 100 * (stw[3 * rounds / 4] - stw[rounds / 4]) / r->twin;
   }
   if (c->two_pass) {
     r->floor = median(sfl, rounds);
@@ -429,6 +606,7 @@ static void time_case(wcase *c, double budget, result *r) {
     r->tstream = median(sbw, rounds);
   }
   r->ratio = median(sr, rounds);
+  r->rspread = 100 * (sr[3 * rounds / 4] - sr[rounds / 4]) / r->ratio;
   r->gradfwd = median(sgf, rounds);
   qsort(ss, (size_t)rounds, sizeof *ss, cmp_double);
   r->sgc = ss[rounds / 2];
@@ -633,18 +811,61 @@ static void dump(const wcase *c, const char *dir) {
   for (int pass = 0; pass < 2; pass++)
     for (int k = 0; k < (pass ? c->nout : c->nin); k++) {
       const arr *a = pass ? &c->out[k] : &c->in[k];
-      fprintf(txt, "%s %s %s", pass ? "out" : "in", a->name, a->f64 ? "f64" : "f32");
+      fprintf(txt, "%s %s %s", pass ? "out" : "in", a->name,
+              a->dt == F64 ? "f64" : a->dt == I32 ? "i32" : "f32");
       for (int i = 0; i < a->rank; i++)
         fprintf(txt, " %lld", (long long)a->dims[i]);
       fprintf(txt, "\n");
-      fwrite(a->data, a->f64 ? 8 : 4, (size_t)count(a), bin);
+      fwrite(a->data, elem_bytes(a->dt), (size_t)count(a), bin);
     }
   fclose(txt);
   fclose(bin);
 }
 
 
-/* Wall-clock time of one batch of `iters` gradients on `threads` threads. */
+static FILE *scaling_tsv;  /* --scaling --data DIR: DIR/scaling.tsv */
+static FILE *portable_tsv; /* --portable --data DIR: DIR/portable.tsv */
+
+static FILE *open_in(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    fprintf(stderr, "workloads: cannot write %s\n", path);
+  return f;
+}
+
+/* --portable: the portable C (the baseline of the runs before issue 30)
+ * against the expert's AVX-512 C, alternated in one process, thread CPU
+ * time: the issue's measure of how far the old baselines were from an
+ * expert's (on an EPYC 3.5x for W2, 2.5x W3, 2.8x W6, 3.7x W5). */
+static void portable_vs_expert(wcase *c, double budget) {
+  hand_portable = 1;
+  double per = batch(c, c->hand, "portable", 1);
+  hand_portable = 0;
+  batch(c, c->hand, "expert", 1);
+  int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
+  int rounds = (int)(0.7 * budget / (2 * per * iters));
+  rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
+  static double sp[MAX_SAMPLES], sx[MAX_SAMPLES], sr[MAX_SAMPLES];
+  for (int k = 0; k < rounds; k++) {
+    hand_portable = 1;
+    sp[k] = batch(c, c->hand, "portable", iters);
+    hand_portable = 0;
+    sx[k] = batch(c, c->hand, "expert", iters);
+    sr[k] = sp[k] / sx[k];
+  }
+  double ratio = median(sr, rounds), spread = 100 * (sr[3 * rounds / 4] - sr[rounds / 4]) / ratio;
+  printf("%-14s %-24s %11.4g %11.4g %9.2f %6.1f%%\n", c->func, c->sizes, 1e3 * median(sp, rounds),
+         1e3 * median(sx, rounds), ratio, spread);
+  fflush(stdout);
+  if (portable_tsv)
+    fprintf(portable_tsv, "%s\t%s\t%.6f\t%.6f\t%.4f\t%.1f\n", c->id, c->func,
+            1e3 * median(sp, rounds), 1e3 * median(sx, rounds), ratio, spread);
+}
+
+/* Wall-clock time of one batch of `iters` gradients on `threads` threads
+ * (0: the default, every core). */
 static double wall_batch(wcase *c, int threads, int iters) {
   sg_set_num_threads(threads);
   double t0 = wall();
@@ -653,43 +874,89 @@ static double wall_batch(wcase *c, int threads, int iters) {
   return (wall() - t0) / iters;
 }
 
-/* 1 thread against 2, in alternating rounds (a batch on 1 thread, then
- * one on 2), as sgc/C is timed: this host's bandwidth drifts within
- * minutes, and two phases timed one after the other would divide the
- * times of different minutes. The speedup is the median of the rounds'
- * ratios. Then the outputs of one more call on each are compared bit for
- * bit. */
-static void scaling(wcase *c, double budget) {
+/* "Other work" for --scaling: busy loops in child processes of ours. */
+static pid_t busy[8];
+static int nbusy;
+static void start_load(int n) {
+  fflush(stdout);
+  for (int i = 0; i < n && nbusy < 8; i++) {
+    pid_t pid = fork();
+    if (pid == 0) { /* the child only spins: nothing of the parent's is touched */
+      volatile unsigned long spin = 0;
+      for (;;)
+        spin++;
+    }
+    if (pid > 0)
+      busy[nbusy++] = pid;
+  }
+}
+static void stop_load(void) {
+  for (int i = 0; i < nbusy; i++) {
+    kill(busy[i], SIGKILL);
+    waitpid(busy[i], NULL, 0);
+  }
+  nbusy = 0;
+}
+
+/* One thread against the default (0: every core), in alternating rounds
+ * (a batch on 1 thread, then one on all), as sgc/C is timed: this host's
+ * speed drifts within minutes, and two phases timed one after the other
+ * would divide the times of different minutes. Medians of each, and the
+ * speedup: the median of the rounds' ratios (above 1: the pool helps). */
+static void scaling_pass(wcase *c, double budget, double out[3]) {
   wall_batch(c, 1, 1); /* warm-up: the workspace is sized */
   double per = wall_batch(c, 1, 1);
-  wall_batch(c, 2, 1); /* warm-up: the pool's worker starts */
+  wall_batch(c, 0, 1); /* warm-up: the pool's workers start */
   int iters = per > 4e-3 ? 1 : (int)(4e-3 / per) + 1;
-  int rounds = (int)(0.5 * budget / (1.5 * per * iters));
+  int rounds = (int)(0.25 * budget / (1.5 * per * iters));
   rounds = rounds < 11 ? 11 : rounds > MAX_SAMPLES ? MAX_SAMPLES : rounds;
-  static double s1[MAX_SAMPLES], s2[MAX_SAMPLES], ratio[MAX_SAMPLES];
+  static double s1[MAX_SAMPLES], sn[MAX_SAMPLES], ratio[MAX_SAMPLES];
   for (int k = 0; k < rounds; k++) {
     s1[k] = wall_batch(c, 1, iters);
-    s2[k] = wall_batch(c, 2, iters);
-    ratio[k] = s1[k] / s2[k];
+    sn[k] = wall_batch(c, 0, iters);
+    ratio[k] = s1[k] / sn[k];
+  }
+  out[0] = median(s1, rounds), out[1] = median(sn, rounds), out[2] = median(ratio, rounds);
+}
+
+/* --scaling: the gradient on one thread and on the default thread count,
+ * first as the machine is, then with two busy processes of ours beside it
+ * (load 2 on top of whatever else runs; not in the smoke test); then the
+ * outputs of one call on each thread count compared bit for bit. */
+static void scaling(wcase *c, double budget, int loaded) {
+  double idle[3], load[3] = {-1, -1, -1};
+  scaling_pass(c, budget, idle);
+  if (loaded) {
+    start_load(2);
+    scaling_pass(c, budget, load);
+    stop_load();
   }
   void *keep[MAX_ARR];
   wall_batch(c, 1, 1);
   for (int k = 0; k < c->nout; k++) {
-    size_t bytes = (size_t)count(&c->out[k]) * (c->out[k].f64 ? 8 : 4);
-    keep[k] = alloc(count(&c->out[k]) ? count(&c->out[k]) : 1, c->out[k].f64);
+    size_t bytes = (size_t)count(&c->out[k]) * elem_bytes(c->out[k].dt);
+    keep[k] = alloc(count(&c->out[k]) ? count(&c->out[k]) : 1, c->out[k].dt);
     memcpy(keep[k], c->out[k].data, bytes);
   }
-  wall_batch(c, 2, 1);
+  wall_batch(c, 0, 1);
   int same = 1;
   for (int k = 0; k < c->nout; k++) {
-    size_t bytes = (size_t)count(&c->out[k]) * (c->out[k].f64 ? 8 : 4);
+    size_t bytes = (size_t)count(&c->out[k]) * elem_bytes(c->out[k].dt);
     same &= memcmp(keep[k], c->out[k].data, bytes) == 0;
     free(keep[k]);
   }
   sg_set_num_threads(1);
-  printf("%-14s %-24s %9.4f %9.4f %8.2f  %s\n", c->func, c->sizes, 1e3 * median(s1, rounds),
-         1e3 * median(s2, rounds), median(ratio, rounds), same ? "yes" : "NO");
+  char loaded_cols[64] = "        -         -        -";
+  if (loaded)
+    snprintf(loaded_cols, sizeof loaded_cols, "%9.4g %9.4g %8.2f", 1e3 * load[0], 1e3 * load[1],
+             load[2]);
+  printf("%-14s %-24s %9.4g %9.4g %8.2f %s  %s\n", c->func, c->sizes, 1e3 * idle[0],
+         1e3 * idle[1], idle[2], loaded_cols, same ? "yes" : "NO");
   fflush(stdout);
+  if (scaling_tsv)
+    fprintf(scaling_tsv, "%s\t%s\t%.6f\t%.6f\t%.4f\t%.6f\t%.6f\t%.4f\t%s\n", c->id, c->func,
+            1e3 * idle[0], 1e3 * idle[1], idle[2], 1e3 * load[0], 1e3 * load[1], load[2],
+            same ? "yes" : "NO");
 }
 
 static void free_case(wcase *c) {
@@ -702,7 +969,7 @@ static void free_case(wcase *c) {
 int main(int argc, char **argv) {
   double budget = 2.0;
   const char *dir = NULL, *only = NULL;
-  int smoke = 0, scale = 0;
+  int smoke = 0, scale = 0, portable = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--budget") && i + 1 < argc)
       budget = atof(argv[++i]);
@@ -714,37 +981,47 @@ int main(int argc, char **argv) {
       smoke = 1;
     else if (!strcmp(argv[i], "--scaling"))
       scale = 1;
+    else if (!strcmp(argv[i], "--portable"))
+      portable = 1;
     else {
-      fprintf(stderr, "usage: %s [--budget S] [--data DIR] [--only ID] [--smoke] [--scaling]\n",
+      fprintf(stderr,
+              "usage: %s [--budget S] [--data DIR] [--only ID] [--smoke] [--scaling] "
+              "[--portable]\n",
               argv[0]);
       return 2;
     }
   }
   sg_set_num_threads(1); /* one thread on each side: see the top of the file */
   /* The sizes of issue 9 (or small ones for the smoke test). */
-  int ids = smoke ? 9 : 7, failed = 0; /* the ramped W3s only in the smoke test */
+  /* W1-W6 and W2n (0-6), the RNN (7), the softmax cross-entropy in a loop
+   * (8), the small gather and products (9-13); the ramped W3s (14, 15)
+   * only in the smoke test; --scaling and --portable: W1-W6 */
+  int ids = scale || portable ? 6 : smoke ? 16 : 14, failed = 0;
   FILE *tsv = NULL;
-  if (dir && !smoke) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/workloads.tsv", dir);
-    if (!(tsv = fopen(path, "w"))) {
-      fprintf(stderr, "workloads: cannot write %s\n", path);
+  if (portable) {
+    printf("%-14s %-24s %11s %11s %9s %7s\n", "function", "sizes", "portable ms", "expert ms",
+           "ratio", "spread");
+    if (dir && !(portable_tsv = open_in(dir, "portable.tsv")))
       return 2;
-    }
   }
+  if (dir && !smoke && !scale && !portable && !(tsv = open_in(dir, "workloads.tsv")))
+    return 2;
   double bw = 0;
-  char floor_note[320] = "";
+  char floor_note[320] = "", twin_note[400] = "";
   if (scale) {
     double r1 = read_bandwidth_threads(1), r2 = read_bandwidth_threads(2);
     printf("memory read bandwidth (this run): 1 thread %.1f GB/s, 2 threads %.1f GB/s (%.2fx)\n",
            r1 / 1e9, r2 / 1e9, r2 / r1);
-    printf("%-14s %-24s %9s %9s %8s  %s\n", "function", "sizes", "1t ms", "2t ms", "speedup",
-           "bit-identical");
+    printf("%-14s %-24s %9s %9s %8s %9s %9s %8s  %s\n", "function", "sizes", "1t ms",
+           "all ms", "speedup", "1t+load", "all+load", "speedup", "bit-identical");
+    if (dir && !smoke && !(scaling_tsv = open_in(dir, "scaling.tsv")))
+      return 2;
   }
-  else if (!smoke) {
+  else if (!smoke && !portable) {
     bw = bound_bandwidth(triad_bandwidth());
-    printf("%-14s %-24s %9s %9s %8s %8s %9s %9s %7s %7s  %s\n", "function", "sizes", "sgc ms",
-           "C ms", "sgc/C", "grad/fwd", "flt sgc", "flt C", "%bw", "spread", "max rel diff");
+    printf("%-14s %-30s %9s %9s %6s %7s %8s %5s %5s %14s  %s\n", "function", "sizes", "sgc ms",
+           "C ms", "sgc/C", "spread", "grad/fwd", "flt", "flt C", "%bw sgc/C/fwd",
+           "max rel diff");
   }
   for (int w = 0; w < ids; w++) {
     wcase c;
@@ -756,7 +1033,14 @@ int main(int argc, char **argv) {
     case 4: c = mk5(10, 20); break;
     case 5: c = smoke ? mk6(1003, 8) : mk6(1 << 20, 8); break;
     case 6: c = smoke ? mk2("w2n", 1003, 4) : mk2("w2n", 4 << 20, 4); break;
-    case 7: c = mk3("w3r", 10000, 10); break;
+    case 7: c = smoke ? mk_rnn(50, 8, 12, 5, 3) : mk_rnn(1000, 128, 256, 32, 32); break;
+    case 8: c = smoke ? mk_xloop(3, 20) : mk_xloop(32, 1000); break;
+    case 9: c = smoke ? mk_take3(1003) : mk_take3(1 << 15); break;
+    case 10: c = mk_bmm(2, smoke ? 37 : 16384); break;
+    case 11: c = mk_bmm(3, smoke ? 37 : 7281); break;
+    case 12: c = mk_bmm(4, smoke ? 37 : 4096); break;
+    case 13: c = mk_bmm(8, smoke ? 37 : 1024); break;
+    case 14: c = mk3("w3r", 10000, 10); break;
     default: c = mk3("w3r", 10000, 400); break;
     }
     if (only && strcmp(only, c.id)) {
@@ -764,8 +1048,11 @@ int main(int argc, char **argv) {
       continue;
     }
     descs(&c);
-    if (scale) {
-      scaling(&c, budget);
+    if (scale || portable) {
+      if (scale)
+        scaling(&c, budget, !smoke);
+      else
+        portable_vs_expert(&c, budget);
       free_case(&c);
       continue;
     }
@@ -783,7 +1070,7 @@ int main(int argc, char **argv) {
     r.rel = compare(&c, &r.which);
     /* The forward function's value is the gradient's value. */
     double fv = c.fwd_val;
-    if (!c.out[0].f64) {
+    if (c.out[0].dt != F64) {
       float f;
       memcpy(&f, &c.fwd_val, sizeof f);
       fv = f;
@@ -791,6 +1078,16 @@ int main(int argc, char **argv) {
     double gv = get(&c.out[0], c.out[0].data, 0);
     int bad = !(r.rel <= 1e-3) || !(prel <= 1e-3) || !(fabs(fv - gv) <= 1e-6 * fabs(gv) + 1e-30);
     failed |= bad;
+    if (c.twin) { /* the unrolled twin computes the same */
+      must(&c, "sgc twin", c.twin(&c));
+      const char *twhich;
+      double trel = compare(&c, &twhich);
+      failed |= !(trel <= 1e-3);
+      if (smoke)
+        printf("%s: the unrolled twin and C agree to %.1e (%s)%s\n", c.func, trel, twhich,
+               trel <= 1e-3 ? "" : "  FAIL: sgc and C disagree");
+      must(&c, "sgc", c.grad(&c));
+    }
     if (smoke) {
       printf("%s: sgc and C agree to %.1e (%s), portable C %.1e (%s)%s\n", c.func, r.rel, r.which,
              prel, pwhich, bad ? "  FAIL: sgc and C disagree" : "");
@@ -798,32 +1095,43 @@ int main(int argc, char **argv) {
       continue;
     }
     time_case(&c, budget, &r);
-    double pct = r.pct;
-    char pcts[16] = "-";
-    if (pct >= 0)
-      snprintf(pcts, sizeof pcts, "%.0f%%", pct);
-    printf("%-14s %-24s %9.4f %9.4f %8.2f %8.2f %9.1f %9.1f %7s %6.1f%%  %.1e (%s)%s\n", c.func,
-           c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, r.gradfwd, r.flt_sgc, r.flt_hand, pcts,
-           r.spread, r.rel, r.which, bad ? "  FAIL: sgc and C disagree" : "");
+    char pcts[32] = "-";
+    if (r.pct >= 0)
+      snprintf(pcts, sizeof pcts, "%.0f%%/%.0f%%/%.0f%%", r.pct, r.hpct, r.fpct);
+    printf("%-14s %-30s %9.4g %9.4g %6.2f %6.1f%% %8.2f %5.1f %5.1f %14s  %.1e (%s)%s\n", c.func,
+           c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, r.rspread, r.gradfwd, r.flt_sgc,
+           r.flt_hand, pcts, r.rel, r.which, bad ? "  FAIL: sgc and C disagree" : "");
     fflush(stdout);
     if (c.two_pass)
       snprintf(floor_note, sizeof floor_note,
                "%s: grad/fwd %.2f, bare loops in the same rounds %.2f (read z and y: %.2f ms; "
                "read them and stream dz: %.2f ms): the ratio with both at memory's speed\n",
                c.func, r.gradfwd, r.floor, 1e3 * r.tread, 1e3 * r.tstream);
+    if (c.twin) {
+      char note[200];
+      snprintf(note, sizeof note,
+               "%s: in the loop / the same steps unrolled (sgc's gradients, same rounds): %.2f "
+               "(spread %.1f%%)\n", c.func, r.twin, r.tspread);
+      strncat(twin_note, note, sizeof twin_note - strlen(twin_note) - 1);
+    }
     if (tsv) {
-      double hpct = r.hpct;
-      fprintf(tsv, "%s\t%s\t%s\t%.6f\t%.6f\t%.4f\t%.6f\t%.1f\t%.3e\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t%.4f\n",
-              c.id, c.func, c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, 1e3 * r.fwd, r.spread,
-              r.rel, r.flt_sgc, r.flt_hand, pct, hpct, (c.min_bytes > 0 ? r.bw : bw) / 1e9,
-              r.gradfwd);
+      fprintf(tsv, "%s\t%s\t%s\t%.6f\t%.6f\t%.4f\t%.1f\t%.6f\t%.4f\t%.1f\t%.3e\t%.2f\t%.2f"
+                   "\t%.1f\t%.1f\t%.1f\t%.2f\t%.4f\t%.1f\n",
+              c.id, c.func, c.sizes, 1e3 * r.sgc, 1e3 * r.hand, r.ratio, r.rspread, 1e3 * r.fwd,
+              r.gradfwd, r.spread, r.rel, r.flt_sgc, r.flt_hand, r.pct, r.hpct, r.fpct,
+              (c.min_bytes > 0 ? r.bw : bw) / 1e9, r.twin, r.tspread);
       dump(&c, dir);
     }
     free_case(&c);
   }
   if (tsv)
     fclose(tsv);
+  if (scaling_tsv)
+    fclose(scaling_tsv);
+  if (portable_tsv)
+    fclose(portable_tsv);
   fputs(floor_note, stdout);
+  fputs(twin_note, stdout);
   free(bound.a), free(bound.b), free(bound.c);
   if (failed) {
     fprintf(stderr, "workloads: FAIL: the hand-written C differs from sgc by more than 1e-3\n");

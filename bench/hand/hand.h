@@ -52,4 +52,23 @@ int hand_w5_tiny_grad(int64_t k, int64_t d, const float *w, const float *x, cons
 int hand_w6_mstep_grad(int64_t n, int64_t k, const double *mu, const double *x,
                        double *loss, double *d_mu);
 
+/* bench/rnn_lm.sg's rnn_lm (rnn.c): emb [v,e], u [e,h], w [h,h], bh [h],
+ * vo [h,v], bo [v]; tokens and targets [t,b] are constants. */
+int hand_rnn_lm_grad(int64_t v, int64_t e, int64_t h, int64_t t, int64_t b, const float *emb,
+                     const float *u, const float *w, const float *bh, const float *vo,
+                     const float *bo, const int32_t *tokens, const int32_t *targets, float *loss,
+                     float *d_emb, float *d_u, float *d_w, float *d_bh, float *d_vo, float *d_bo);
+
+/* bench/xent_loop.sg's xent_loop: the softmax cross-entropy of each of
+ * `rows` rows of z [rows, k] against y, summed (workloads.c). */
+int hand_xent_rows_grad(int64_t rows, int64_t k, const float *z, const float *y, float *loss,
+                        float *d_z);
+
+/* bench/small.sg (small.c): sum(w * square(take(a, (arange(3) + 1) % 3,
+ * axis=1))) for a, w [n, 3]; and sum(square(a @ x)) over a batch of b
+ * d x d matrices, d = 2, 3, 4 or 8. */
+int hand_take3_grad(int64_t n, const float *a, const float *w, float *loss, float *d_a);
+int hand_bmm_grad(int64_t b, int d, const float *a, const float *x, float *loss, float *d_a,
+                  float *d_x);
+
 #endif

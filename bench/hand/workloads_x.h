@@ -13,6 +13,7 @@ int hx_w1_xent(int64_t n, int64_t d, int64_t k, const float *w, const float *x, 
 int hx_w4_mlp(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1, const float *b1,
               const float *w2, const float *b2, const float *x, const float *y, float *loss,
               float *d_w1, float *d_b1, float *d_w2, float *d_b2);
+int hx_xent_rows(int64_t n, int64_t k, float *z, const float *y, double *loss);
 int hx_w2_logreg(int64_t n, int64_t d, const float *w, const float *x, const float *y,
                  double *loss, double *dw);
 int hx_w3_xent(int64_t n, const float *z, const float *y, double *loss, float *dz);
