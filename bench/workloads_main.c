@@ -1023,7 +1023,13 @@ int main(int argc, char **argv) {
            "C ms", "sgc/C", "spread", "grad/fwd", "flt", "flt C", "%bw sgc/C/fwd",
            "max rel diff");
   }
+  /* the cases' ids, so that --only builds no other case's data */
+  static const char *const case_ids[16] = {"w1",   "w2",    "w3",    "w4",   "w5",   "w6",
+                                           "w2n",  "rnn",   "xloop", "take3", "bmm2", "bmm3",
+                                           "bmm4", "bmm8",  "w3r",   "w3r"};
   for (int w = 0; w < ids; w++) {
+    if (only && strcmp(only, case_ids[w]))
+      continue;
     wcase c;
     switch (w) {
     case 0: c = smoke ? mk1(8, 16, 12) : mk1(256, 512, 1000); break;
@@ -1042,10 +1048,6 @@ int main(int argc, char **argv) {
     case 13: c = mk_bmm(8, smoke ? 37 : 1024); break;
     case 14: c = mk3("w3r", 10000, 10); break;
     default: c = mk3("w3r", 10000, 400); break;
-    }
-    if (only && strcmp(only, c.id)) {
-      free_case(&c);
-      continue;
     }
     descs(&c);
     if (scale || portable) {

@@ -6,7 +6,19 @@
 #ifndef BENCH_HAND_H
 #define BENCH_HAND_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* Scratch memory kept between calls (scratch.c): slot `slot` grows to the
+ * largest size asked, 64-byte aligned; NULL if it cannot. Each file of
+ * baselines has its own slots. */
+enum {
+  HS_PORTABLE = 0, /* workloads.c: 8 slots */
+  HS_X = 8,        /* workloads_avx512.c: 4 */
+  HS_RNN = 12,     /* rnn.c: 7 */
+  HS_SLOTS = 19
+};
+void *hand_scratch(int slot, size_t bytes);
 
 /* examples/mlp.sg: mlp_loss_grad. x [n,d], y [n,o] are constants. */
 int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,

@@ -23,27 +23,16 @@
  * taken while its row is in cache (so the logits are never stored); the
  * scratch memory is kept between calls. Elementwise work (tanh, the row
  * softmax, 1 - h^2) is AVX-512 where the CPU has it, plain C otherwise. */
-#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "avx512.h"
 #include "gemm.h"
 #include "hand.h"
 
-/* Scratch kept between calls, grown to the largest size asked. */
+/* Scratch kept between calls (hand_scratch), in floats. */
 static float *scratch(int id, int64_t floats) {
-  static float *buf[8];
-  static int64_t cap[8];
-  if (floats > cap[id]) {
-    free(buf[id]);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0)
-      return buf[id] = NULL, cap[id] = 0, NULL;
-    buf[id] = p, cap[id] = floats;
-  }
-  return buf[id];
+  return hand_scratch(HS_RNN + id, (size_t)floats * sizeof(float));
 }
 
 /* ---- elementwise pieces: AVX-512 and plain C ---- */

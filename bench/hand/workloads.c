@@ -32,19 +32,8 @@ static int use_x(void) { return !hand_portable && hx_avx512(); }
 
 double exp(double) VM_SIMD;
 
-/* Scratch kept between calls: slot `id` grows to the largest size asked. */
-static void *ws_get(int id, size_t bytes) {
-  static void *buf[8];
-  static size_t cap[8];
-  if (bytes > cap[id]) {
-    free(buf[id]);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes) != 0)
-      return buf[id] = NULL, cap[id] = 0, NULL;
-    buf[id] = p, cap[id] = bytes;
-  }
-  return buf[id];
-}
+/* Scratch kept between calls (hand_scratch). */
+static void *ws_get(int id, size_t bytes) { return hand_scratch(HS_PORTABLE + id, bytes); }
 
 /* Row-wise softmax cross-entropy of z [n,k] against y [n,k], in place:
  * returns sum_i (sy_i lse_i - sum_j y_ij s_ij) and leaves dz = sy p - y in z. */

@@ -23,14 +23,13 @@
  * and folded into f64 totals, so they are accurate whatever n is.
  * workloads.c calls these when hx_avx512() holds and the shape fits
  * (W2: d = 16 or 4; W5: k <= 16, d <= 32; W6: k = 8). */
-#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <math.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "avx512.h"
 #include "gemm.h"
+#include "hand.h"
 #include "workloads_x.h"
 
 #if HX_X86
@@ -40,18 +39,9 @@ HX_INLINE __mmask16 first_lanes(int64_t left) {
   return left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
 }
 
-/* Scratch kept between calls: slot `id` grows to the largest size asked. */
+/* Scratch kept between calls (hand_scratch), in floats. */
 static float *scratch(int id, int64_t floats) {
-  static float *buf[4];
-  static int64_t cap[4];
-  if (floats > cap[id]) {
-    free(buf[id]);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0)
-      return buf[id] = NULL, cap[id] = 0, NULL;
-    buf[id] = p, cap[id] = floats;
-  }
-  return buf[id];
+  return hand_scratch(HS_X + id, (size_t)floats * sizeof(float));
 }
 
 /* ---- W1 and W4: products by gemm.c, the rest in one pass per row ---- */

@@ -35,27 +35,37 @@ static double ulps64(double got, long double want) {
   return (double)(fabsl((long double)got - want) / ulp);
 }
 
-static HX_TGT double check_exp_ps(void) {
+/* The f32 functions under test, as functions of one vector. */
+typedef __m512 (*VecFn)(__m512);
+static HX_TGT __m512 v_exp(__m512 x) { return hx_exp_ps(x); }
+static HX_TGT __m512 v_tanh(__m512 x) { return hx_tanh_ps(x); }
+static HX_TGT __m512 v_log1p(__m512 x) {
+  return hx_log1p_01_ps(x, _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(x, _mm512_set1_ps(1.0f))));
+}
+
+/* The larger of worst and f's error in ulps on the 16 inputs, against ref. */
+static HX_TGT double worst16(VecFn f, const float in[16], double (*ref)(double), double worst) {
+  float out[16];
+  _mm512_storeu_ps(out, f(_mm512_loadu_ps(in)));
+  for (int q = 0; q < 16; q++) {
+    double u = ulps32(out[q], ref((double)in[q]));
+    worst = u > worst ? u : worst;
+  }
+  return worst;
+}
+
+static double check_exp_ps(void) {
   double worst = 0;
-  float in[16], out[16];
+  float in[16];
   for (int i = 0; i < 2000000; i += 16) {
     for (int q = 0; q < 16; q++)
       in[q] = -103.0f + 192.0f * (float)(i + q) / 2000000.0f;
-    _mm512_storeu_ps(out, hx_exp_ps(_mm512_loadu_ps(in)));
-    for (int q = 0; q < 16; q++) {
-      double u = ulps32(out[q], exp((double)in[q]));
-      worst = u > worst ? u : worst;
-    }
+    worst = worst16(v_exp, in, exp, worst);
   }
   /* the ends: 0 for -inf and far below, inf for +inf and far above */
   float ends[16] = {-INFINITY, -1e30f, -200.0f, INFINITY, 1e30f, 100.0f, 0.0f, -0.0f,
                     1.0f, -1.0f, 88.0f, -87.0f, 0.5f, -0.5f, 10.0f, -10.0f};
-  _mm512_storeu_ps(out, hx_exp_ps(_mm512_loadu_ps(ends)));
-  for (int q = 0; q < 16; q++) {
-    double u = ulps32(out[q], exp((double)ends[q]));
-    worst = u > worst ? u : worst;
-  }
-  return worst;
+  return worst16(v_exp, ends, exp, worst);
 }
 
 static HX_TGT double check_exp_pd(void) {
@@ -78,44 +88,29 @@ static HX_TGT double check_exp_pd(void) {
   return worst;
 }
 
-static HX_TGT double check_log1p(void) {
+static double check_log1p(void) {
   double worst = 0;
-  float in[16], out[16];
+  float in[16];
   for (int i = 0; i < 2000000; i += 16) {
     for (int q = 0; q < 16; q++) /* [0, 1], dense near 0 as well */
       in[q] = (i + q) % 2 ? (float)(i + q) / 2000000.0f : ldexpf(1.0f, -((i + q) % 60)) * 0.7f;
-    __m512 e = _mm512_loadu_ps(in);
-    __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
-    _mm512_storeu_ps(out, hx_log1p_01_ps(e, inv));
-    for (int q = 0; q < 16; q++) {
-      double u = ulps32(out[q], log1p((double)in[q]));
-      worst = u > worst ? u : worst;
-    }
+    worst = worst16(v_log1p, in, log1p, worst);
   }
   return worst;
 }
 
-static HX_TGT double check_tanh(void) {
+static double check_tanh(void) {
   double worst = 0;
-  float in[16], out[16];
+  float in[16];
   for (int i = 0; i < 2000000; i += 16) {
     for (int q = 0; q < 16; q++) /* [-12, 12], and tiny values of both signs */
       in[q] = (i + q) % 3 ? -12.0f + 24.0f * (float)(i + q) / 2000000.0f
                           : ldexpf((i + q) % 2 ? 1.0f : -1.0f, -((i + q) % 40)) * 0.9f;
-    _mm512_storeu_ps(out, hx_tanh_ps(_mm512_loadu_ps(in)));
-    for (int q = 0; q < 16; q++) {
-      double u = ulps32(out[q], tanh((double)in[q]));
-      worst = u > worst ? u : worst;
-    }
+    worst = worst16(v_tanh, in, tanh, worst);
   }
   float ends[16] = {INFINITY, -INFINITY, 100.0f, -100.0f, 0.0f, -0.0f, 0.625f, -0.625f,
                     0.62499f, 0.62501f, 9.0f, -9.0f, 1e-30f, -1e-30f, 0.3f, -0.3f};
-  _mm512_storeu_ps(out, hx_tanh_ps(_mm512_loadu_ps(ends)));
-  for (int q = 0; q < 16; q++) {
-    double u = ulps32(out[q], tanh((double)ends[q]));
-    worst = u > worst ? u : worst;
-  }
-  return worst;
+  return worst16(v_tanh, ends, tanh, worst);
 }
 
 static HX_TGT double check_tree(void) {
