@@ -41,7 +41,7 @@ GEN_SRC := $(GEN)/parser.c $(GEN)/lexer.c
 LIB_SRC := $(FRONT_SRC) $(IR_SRC) $(PASS_SRC) $(CG_SRC) $(DRV_COMMON)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN)/parser.o $(GEN)/lexer.o
 RT_OBJ := $(RT_SRC:%.c=$(B)/obj/%.o)
-SGCLIB_OBJ := $(B)/obj/lib/libsgc.o $(B)/obj/lib/jit.o $(GEN)/rt_symbols.o
+SGCLIB_OBJ := $(B)/obj/lib/libsgc.o $(B)/obj/lib/jit.o $(B)/obj/lib/cache.o $(GEN)/rt_symbols.o
 
 SGC := $(B)/bin/sgc
 SGC_OPT := $(B)/bin/sgc-opt

@@ -1,7 +1,7 @@
 /* The LLVM side: a module holding every export, the new pass manager at the
- * requested -O level for the host CPU (or --target-cpu) (cg_build, which
- * libsgc's JIT shares), and the output: an object file, assembly (-S) or
- * LLVM IR (--emit-llvm), in memory. */
+ * requested -O level for the host CPU (or --target-cpu), and the output:
+ * an object file (which libsgc's JIT loads too), assembly (-S) or LLVM IR
+ * (--emit-llvm), in memory. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,11 @@ static void init_native_target(void) {
   LLVMInitializeNativeAsmPrinter();
 }
 
+void cg_init_target(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_native_target);
+}
+
 /* Loop Strength Reduction off. On a loop body's code (an LSTM step: a
  * loop holding dozens of short vector loops) it took half of the code
  * generator's time, 0.35 of 0.68 s for examples/lstm.sg, and bought
@@ -35,8 +40,7 @@ void cg_command_options(void) {
 }
 
 static LLVMTargetMachineRef target_machine(const CgOptions *o, char **triple_out) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, init_native_target);
+  cg_init_target();
   char *triple = LLVMGetDefaultTargetTriple();
   LLVMTargetRef target;
   char *err = NULL;
@@ -87,8 +91,9 @@ bool cg_cpu_known(const char *cpu) {
   return false;
 }
 
-/* cg_build; with halves, a module optimized in two halves may stay so
- * (cg_optimize). */
+/* The optimized LLVM module of every export of m, in ctx, and the target
+ * machine it was optimized for; with halves, a module optimized in two
+ * halves may stay so (cg_optimize). */
 static int build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
                  LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out, CgSecond **halves) {
   Cg g = {0};
@@ -170,11 +175,6 @@ out:
   *mod_out = g.mod;
   *tm_out = tm;
   return 0;
-}
-
-int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
-             LLVMModuleRef *mod_out, LLVMTargetMachineRef *tm_out) {
-  return build(m, module_name, o, ctx, mod_out, tm_out, NULL);
 }
 
 /* The module compiled to an object or assembly, in *data (malloc'd). */

@@ -33,12 +33,9 @@ typedef struct CgOptions {
  * printing "sgc: ...error: ..." with *data NULL. */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data, size_t *len);
 
-/* The optimized LLVM module of every export of m, in ctx, and the target
- * machine it was optimized for (the caller disposes of both): what
- * cg_emit writes, and what libsgc hands to its JIT. Returns 0, or 1 after
- * printing an error. */
-int cg_build(Module *m, const char *module_name, const CgOptions *o, LLVMContextRef ctx,
-             LLVMModuleRef *mod, LLVMTargetMachineRef *tm);
+/* LLVM's native target, registered once for the process (any thread may
+ * call this; cg_emit does). */
+void cg_init_target(void);
 
 /* Whether --target-cpu=cpu names a CPU sgc can generate code for. */
 bool cg_cpu_known(const char *cpu);

@@ -25,7 +25,7 @@
  * v2/bow_classifier 0.43 -> 0.34, v2/cd_k 0.43 -> 0.33. The generated
  * code ran at the same speed (bench W1-W6, bench/lstm).
  *
- * Requires: a verified module whose functions are all sgc's (cg_build).
+ * Requires: a verified module whose functions are all sgc's (cg.c's build).
  * Keeps: the same functions and symbols, each optimized at the -O level;
  * the output does not depend on the threads' timing. */
 #include <pthread.h>

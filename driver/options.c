@@ -46,9 +46,7 @@ typedef struct Parser {
   FILE *err;
 } Parser;
 
-/* --ad-memory=SIZE: decimal bytes with an optional K, M or G (binary
- * multiples). Returns false on anything else, zero, or past 2^62. */
-static bool parse_size(const char *a, long long *out) {
+bool options_parse_size(const char *a, long long *out) {
   long long v = 0;
   const char *s = a;
   if (*s < '0' || *s > '9')
@@ -150,7 +148,7 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
     } else if (strncmp(a, "--ad-memory", 11) == 0 && (a[11] == '=' || !a[11])) {
       if (!a[11] || !a[12])
         return bad_usage(&p, "%s needs a size in bytes, e.g. --ad-memory=64M", a);
-      if (!parse_size(a + 12, &o->ad_memory))
+      if (!options_parse_size(a + 12, &o->ad_memory))
         return bad_usage(&p, "invalid size '%s' for --ad-memory (expected a positive number of "
                              "bytes below 2^62, with an optional K, M or G suffix, e.g. 64M)",
                          a + 12);

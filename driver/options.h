@@ -29,6 +29,11 @@ typedef enum {
 int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FILE *out,
                   FILE *err);
 
+/* A size in bytes (--ad-memory=SIZE, SGC_CACHE_SIZE): decimal with an
+ * optional K, M or G (binary multiples). False on anything else, zero, or
+ * past 2^62. */
+bool options_parse_size(const char *text, long long *bytes);
+
 /* Split a string of flags at white space into argv[1..], argv[0] = "sgc",
  * for options_parse. Returns argc; free(*argv) frees everything. */
 int options_split(const char *flags, char ***argv);

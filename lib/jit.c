@@ -1,17 +1,20 @@
-/* libsgc's JIT. The module cg_build makes for the sgc command (same
- * passes, same target machine: host CPU or --target-cpu, -O level) goes to
- * its own ORC LLJIT, so modules compiled on different threads share no
+/* libsgc's JIT. The object the sgc command would write (cg_emit: same
+ * passes, same target machine: host CPU or --target-cpu, -O level), made
+ * by libsgc.c or read from its cache (cache.c), is linked in memory by an
+ * ORC LLJIT of its own, so modules compiled on different threads share no
  * LLVM state. Calls into the runtime are bound to the addresses of this
  * library's copy of libsgrt (jit_rt_symbols), the rest (libc, libm) to the
- * process. Every export is resolved at once, so a link error is reported
- * by sgc_compile and jit_lookup only reads a table. */
+ * process. Every entry point is resolved at once, so a link error is
+ * reported by sgc_compile and jit_lookup only reads a table. */
 #include "jit.h"
 
 #include <string.h>
 
+#include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
 
 typedef struct JitEntry {
   char *name;
@@ -61,61 +64,60 @@ static LLVMErrorRef link_process(LLVMOrcLLJITRef lljit, LLVMOrcJITDylibRef jd) {
   return e;
 }
 
-Jit *jit_compile(Module *m, const char *module_name, const CgOptions *o, FILE *err) {
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  LLVMModuleRef mod;
-  LLVMTargetMachineRef tm;
-  if (cg_build(m, module_name, o, LLVMOrcThreadSafeContextGetContext(tsc), &mod, &tm)) {
-    LLVMOrcDisposeThreadSafeContext(tsc);
-    fprintf(err, "sgc: error: code generation failed\n");
+Jit *jit_load(const char *object, size_t len, const char *names, size_t names_len, FILE *err) {
+  /* The code is compiled already: the JIT's target machine is the host's
+   * (for its own stubs), whatever CPU the object was made for. */
+  cg_init_target(); /* (a cached object skips cg_emit, which does it) */
+  char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
+  LLVMTargetRef target;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    fprintf(err, "sgc: error: cannot start LLVM's JIT: %s\n", msg);
+    LLVMDisposeMessage(msg);
+    LLVMDisposeMessage(triple);
     return NULL;
   }
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps it alive */
-
-  /* The JIT generates code with the very target machine the module was
-   * optimized for. */
+  /* (LLVMOrcJITTargetMachineBuilderDetectHost would do, but each call
+   * keeps a few hundred bytes for good: test/lib/leak.test) */
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, "", "", LLVMCodeGenLevelDefault,
+                                                    LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMDisposeMessage(triple);
+  LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
   LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
-  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
-      builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
   Jit *j = xmalloc(sizeof *j);
   memset(j, 0, sizeof *j);
   LLVMErrorRef e = LLVMOrcCreateLLJIT(&j->lljit, builder);
   if (e) {
     jit_error(err, "cannot start LLVM's JIT", e);
-    LLVMOrcDisposeThreadSafeModule(tsm);
     free(j);
     return NULL;
   }
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(j->lljit);
   if ((e = define_runtime(j->lljit, jd)) || (e = link_process(j->lljit, jd))) {
     jit_error(err, "cannot link the runtime", e);
-    LLVMOrcDisposeThreadSafeModule(tsm);
     jit_free(j);
     return NULL;
   }
-  if ((e = LLVMOrcLLJITAddLLVMIRModule(j->lljit, jd, tsm))) {
-    jit_error(err, "cannot add the module to LLVM's JIT", e);
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, len, "sgc");
+  if ((e = LLVMOrcLLJITAddObjectFile(j->lljit, jd, buf))) { /* (which owns buf) */
+    jit_error(err, "cannot add the object to LLVM's JIT", e);
     jit_free(j);
     return NULL;
   }
-
   int n = 0;
-  for (Function *f = m->funcs; f; f = f->next)
-    n += f->exported;
-  j->entries = xmalloc((size_t)n * sizeof *j->entries);
-  for (Function *f = m->funcs; f; f = f->next) {
-    if (!f->exported)
-      continue;
+  for (size_t k = 0; k < names_len; k++)
+    n += names[k] == 0;
+  j->entries = xmalloc((size_t)n * sizeof *j->entries + 1);
+  for (const char *name = names; name < names + names_len; name += strlen(name) + 1) {
     LLVMOrcExecutorAddress addr;
-    if ((e = LLVMOrcLLJITLookup(j->lljit, &addr, f->name))) {
+    if ((e = LLVMOrcLLJITLookup(j->lljit, &addr, name))) {
       jit_error(err, "cannot link the generated code", e);
       jit_free(j);
       return NULL;
     }
     JitEntry *entry = &j->entries[j->nentries++];
-    entry->name = xmalloc(strlen(f->name) + 1);
-    strcpy(entry->name, f->name);
+    entry->name = xmalloc(strlen(name) + 1);
+    strcpy(entry->name, name);
     entry->address = (void *)(uintptr_t)addr;
   }
   return j;

@@ -1,4 +1,4 @@
-/* libsgc's JIT: one ORC LLJIT per compiled module. */
+/* libsgc's JIT: one ORC LLJIT per compiled module, loading its object. */
 #ifndef SGC_JIT_H
 #define SGC_JIT_H
 
@@ -8,10 +8,11 @@
 
 typedef struct Jit Jit;
 
-/* Generate m's exports with cg_build (the code sgc would write to an
- * object), link them in memory against the runtime and resolve every
- * export. NULL after "sgc: error: ..." on err. */
-Jit *jit_compile(Module *m, const char *module_name, const CgOptions *o, FILE *err);
+/* Link `object` (what cg_emit writes: the sgc command's object) in memory
+ * against the runtime and resolve every entry point in `names` (each
+ * NUL-terminated, one after another, names_len bytes in all). NULL after
+ * "sgc: error: ..." on err. */
+Jit *jit_load(const char *object, size_t len, const char *names, size_t names_len, FILE *err);
 
 /* An export's address, or NULL. Reads only, so any thread may call it. */
 void *jit_lookup(const Jit *j, const char *name);

@@ -1,11 +1,14 @@
 /* libsgc: sgc_compile, sgc_lookup, sgc_header, sgc_free (spec section 10).
  * The flags go through the command's parser (driver/options.c, library
- * mode) and the source through the command's stages (pipeline_compile);
- * only the end differs: the optimized module goes to LLVM's JIT
- * (lib/jit.c) instead of a file. Diagnostics are written to a memory
- * stream instead of stderr, so *errors holds exactly what sgc prints.
- * Nothing here is global: each call has its own arena, IR and LLVM
- * context, so any number of threads may compile at once. */
+ * mode) and the source through the command's stages (pipeline_compile)
+ * up to the object file the command would write (cg_emit); only the end
+ * differs: the object goes to LLVM's JIT (lib/jit.c) instead of a file,
+ * and to the compile cache (lib/cache.c), from which a later compile of
+ * the same source with the same options, in any process, takes it instead
+ * of running any stage. Diagnostics are written to a memory stream
+ * instead of stderr, so *errors holds exactly what sgc prints. Nothing
+ * here is global: each call has its own arena, IR and LLVM context, so
+ * any number of threads may compile at once. */
 #include "sgc.h"
 
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #include "../driver/options.h"
 #include "../driver/pipeline.h"
+#include "cache.h"
 #include "jit.h"
 
 struct sgc_module {
@@ -25,7 +29,8 @@ typedef struct Job {
   const char *source, *filename;
   const Options *o;
   FILE *err;
-  sgc_module *result;
+  CacheItem item; /* what the compile made, when `made` */
+  bool made;
 } Job;
 
 /* The header --header would write for FILE.sg: its guard is that of the
@@ -50,6 +55,22 @@ static char *header_text(Module *m, const char *filename) {
   return text;
 }
 
+/* The names of m's entry points, each NUL-terminated, one after another. */
+static char *entry_names(Module *m, size_t *len) {
+  size_t n = 0;
+  for (Function *f = m->funcs; f; f = f->next)
+    n += f->exported ? strlen(f->name) + 1 : 0;
+  char *names = xmalloc(n + 1), *p = names;
+  for (Function *f = m->funcs; f; f = f->next)
+    if (f->exported) {
+      size_t k = strlen(f->name) + 1;
+      memcpy(p, f->name, k);
+      p += k;
+    }
+  *len = n;
+  return names;
+}
+
 static void *compile_job(void *arg) {
   Job *job = arg;
   Diag diag;
@@ -58,15 +79,31 @@ static void *compile_job(void *arg) {
   Module *m = pipeline_compile(&diag, job->source, diag.len, job->o, STAGE_OPT);
   if (!m)
     return NULL;
-  CgOptions cg = {job->o->opt_level, job->o->cpu, false, false, job->o->verify, false, job->o->ad_memory};
-  Jit *jit = jit_compile(m, job->filename, &cg, job->err);
-  if (jit) {
-    job->result = xmalloc(sizeof *job->result);
-    job->result->jit = jit;
-    job->result->header = header_text(m, job->filename);
+  CgOptions cg = {.opt_level = job->o->opt_level, .cpu = job->o->cpu, .verify = job->o->verify,
+                  .ad_memory = job->o->ad_memory};
+  CacheItem *item = &job->item;
+  if (cg_emit(m, job->filename, &cg, &item->object, &item->object_len) == 0) {
+    item->header = header_text(m, job->filename);
+    item->names = entry_names(m, &item->names_len);
+    job->made = true;
+  } else {
+    fprintf(job->err, "sgc: error: code generation failed\n");
   }
   ir_module_free(m);
   return NULL;
+}
+
+/* The module of a compile's result (which it takes the header of), or
+ * NULL after an error on err. */
+static sgc_module *load(CacheItem *item, FILE *err) {
+  Jit *jit = jit_load(item->object, item->object_len, item->names, item->names_len, err);
+  if (!jit)
+    return NULL;
+  sgc_module *m = xmalloc(sizeof *m);
+  m->jit = jit;
+  m->header = item->header;
+  item->header = NULL;
+  return m;
 }
 
 sgc_module *sgc_compile(const char *source, const char *filename, const char *options,
@@ -83,18 +120,32 @@ sgc_module *sgc_compile(const char *source, const char *filename, const char *op
   Options o = {0};
   char **argv;
   int argc = options_split(options ? options : "", &argv);
-  Job job = {source, filename, &o, err, NULL};
-  if (!source)
+  sgc_module *result = NULL;
+  if (!source) {
     fprintf(err, "sgc: error: no source (NULL)\n");
-  else if (options_parse(argc, argv, &o, OPTIONS_LIBRARY, err, err) < 0)
-    run_with_big_stack(compile_job, &job);
+  } else if (options_parse(argc, argv, &o, OPTIONS_LIBRARY, err, err) < 0) {
+    Cache *cache = cache_open(source, filename, argv, argc, o.cpu);
+    Job job = {source, filename, &o, err, {0}, false};
+    if (cache && cache_load(cache, &job.item) && !(result = load(&job.item, err)))
+      cache_reject(cache, "the JIT refused it");
+    cache_item_free(&job.item);
+    if (!result) {
+      run_with_big_stack(compile_job, &job);
+      if (job.made && cache)
+        cache_store(cache, &job.item);
+      if (job.made)
+        result = load(&job.item, err);
+      cache_item_free(&job.item);
+    }
+    cache_close(cache);
+  }
   free(argv);
   fclose(err);
   if (errors)
-    *errors = job.result ? NULL : text;
-  if (!errors || job.result)
+    *errors = result ? NULL : text;
+  if (!errors || result)
     free(text);
-  return job.result;
+  return result;
 }
 
 void *sgc_lookup(sgc_module *m, const char *name) {

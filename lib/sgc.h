@@ -12,6 +12,11 @@
  *   ...
  *   sgc_free(m);
  *
+ * What sgc_compile compiles is kept in a cache directory ($SGC_CACHE_DIR,
+ * else $XDG_CACHE_HOME/sgc or ~/.cache/sgc; SGC_CACHE_DIR= turns it off):
+ * compiling the same source with the same options again, in any process,
+ * takes the object from there and does no LLVM work.
+ *
  * Link with: pkg-config --cflags --libs sgc (-lsgc -lsgrt and LLVM 19).
  * Every function may be called from several threads at once; a module's
  * entry points stay valid until sgc_free. */

@@ -62,6 +62,11 @@ config.substitutions.append(("FileCheck", os.path.join(llvm_bin, "FileCheck")))
 for var in ["SGC_VERIFY", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "HOME", "TMPDIR", "SGC_TIMEOUT_SCALE"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# libsgc's compile cache (lib/cache.c) is off in the suite, so that every
+# test compiles (and nothing is written to ~/.cache): the tests of the
+# cache set SGC_CACHE_DIR themselves. SGC_CACHE_DIR=DIR make check runs the
+# whole suite through a cache in DIR instead.
+config.environment["SGC_CACHE_DIR"] = os.environ.get("SGC_CACHE_DIR", "")
 if san:
     config.available_features.add("asan")
     # The sanitized compiler is 2-4x slower: the big-input tests keep their
