@@ -6,9 +6,11 @@
 # PyTorch and prints one table with the ratios (bench/report.py). See
 # bench/README.md. Environment: BENCH_BUDGET=seconds per case and per
 # measurement (sgc and hand together; each PyTorch setting on its own;
-# default 2.5; BENCH_WBUDGET for W1-W6, default 2), BENCH_NO_TORCH=1 to skip PyTorch, HANDCC (default gcc: the
-# vector-math declarations in bench/hand/vmath.h are GCC's). Needs `make all`
-# first (the Makefile's bench target does that).
+# default 2.5; BENCH_WBUDGET for the workloads, default 2), BENCH_NO_TORCH=1
+# to skip PyTorch, BENCH_SGCFLAGS: more flags for sgc (--target-cpu=znver4
+# tunes for 512-bit vectors on an Intel host: bench/README.md, 2026-11-27),
+# HANDCC (default gcc: the vector-math declarations in bench/hand/vmath.h
+# are GCC's). Needs `make all` first (the Makefile's bench target does that).
 set -e
 cd "$(dirname "$0")/.."
 SGC=build/bin/sgc
@@ -29,17 +31,17 @@ HANDFLAGS="-std=c11 -O3 -march=native -fno-math-errno -fopenmp-simd -Wall -Wextr
 #    0.45 s of LLVM's time per copy here).
 for src in examples/mlp.sg examples/stable_softmax.sg \
            examples/contrastive_divergence.sg bench/elementwise.sg; do
-  "$SGC" "$src" -o "$OUT/obj/sg_$(basename "$src" .sg).o"
+  "$SGC" $BENCH_SGCFLAGS "$src" -o "$OUT/obj/sg_$(basename "$src" .sg).o"
 done
 for src in bench/workloads.sg bench/rnn_lm.sg bench/xent_loop.sg bench/small.sg; do
-  "$SGC" "$src" -o "$OUT/wobj/sg_$(basename "$src" .sg).o"
+  "$SGC" $BENCH_SGCFLAGS "$src" -o "$OUT/wobj/sg_$(basename "$src" .sg).o"
 done
 /usr/bin/python3 bench/unroll_xent.py "$OUT/xent_unrolled.sg"
 seconds() { # wall seconds the command takes
   t0=$(date +%s.%N); "$@"; echo "$(date +%s.%N) - $t0" | bc
 }
-echo "bench: sgc compiles bench/xent_loop.sg in $(seconds "$SGC" bench/xent_loop.sg -o /dev/null) s," \
-  "its 32 steps unrolled in $(seconds "$SGC" "$OUT/xent_unrolled.sg" -o "$OUT/wobj/sg_xent_unrolled.o") s"
+echo "bench: sgc compiles bench/xent_loop.sg in $(seconds "$SGC" $BENCH_SGCFLAGS bench/xent_loop.sg -o /dev/null) s," \
+  "its 32 steps unrolled in $(seconds "$SGC" $BENCH_SGCFLAGS "$OUT/xent_unrolled.sg" -o "$OUT/wobj/sg_xent_unrolled.o") s"
 
 # 2. The hand-written gradients and the driver, linked with the runtime
 #    (the hand-written code calls its GEMM, sg_rt_gemm_f32).
@@ -86,7 +88,7 @@ fi
 #    PyTorch on the same data, then the combined table.
 rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no -- . ':!bench' 2>/dev/null)" ] || rev="$rev + uncommitted changes"
-echo "sgc from $rev; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "sgc from $rev${BENCH_SGCFLAGS:+ (sgc $BENCH_SGCFLAGS)}; $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== sgc vs hand-written C (one thread each; median ms per call, thread CPU time; spread = IQR/median) =="
 status=0
 "$OUT/bench_main" --budget "${BENCH_BUDGET:-2.5}" --data "$OUT/data" || status=$?
