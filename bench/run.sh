@@ -117,6 +117,9 @@ HAND_VECTOR_MATH=$(nm "$OUT"/obj/hand_*.o | sed -n 's/.* U _ZGV[a-z]N\([0-9]*\)v
 HAND_SCALAR_MATH=$(nm "$OUT"/obj/hand_*.o | sed -n 's/.* U \(expf\|logf\|log1pf\|tanhf\)$/\1/p' | sort -u | tr '\n' ' ')
 SGC_MATH_CALLS=$(nm "$OUT"/obj/sg_*.o | sed -n 's/.* U \(_ZGV.*\|exp.*\|log.*\|tanh.*\|pow.*\)$/\1/p' | sort -u | tr '\n' ' ')
 export HAND_VECTOR_MATH HAND_SCALAR_MATH SGC_MATH_CALLS
+echo "== Derivatives (issue 29; bench/derivs): a derivative's time over what it differentiates, sgc both =="
+sh bench/derivs/run.sh --budget "${BENCH_WBUDGET:-2}" || status=1
+echo
 echo "== LSTM (examples/lstm.sg, ADBench's sizes; bench/lstm): sgc vs hand-written C =="
 sh bench/lstm/run.sh || status=1
 echo

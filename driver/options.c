@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../codegen/cg.h"
-#include "../ir/util.h"
+#include "../ir/ir.h"
 
 /* SGC_VERSION comes from lib/sgc.h, through the Makefile (the one place
  * the version is written). */
@@ -17,7 +17,7 @@
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
     "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--ad-memory=SIZE]\n"
-    "           [-g] [--target-cpu=CPU] [--version] [--help]\n";
+    "           [-g] [--target-cpu=CPU] [--exports=LIST] [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -38,8 +38,40 @@ static const char help[] =
     "  -g                   DWARF line information: gdb and perf show .sg lines\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
+    "  --exports=LIST       derivative entry points of each export, a comma-\n"
+    "                       separated list of grad (f_grad or f_vjp), jvp (f_jvp:\n"
+    "                       forward mode), hvp (f_hvp: Hessian-vector products,\n"
+    "                       scalar exports only), or none (default grad)\n"
     "  --verify             run the IR verifier between passes\n"
     "  --version, --help\n";
+
+/* --exports=LIST: grad, jvp, hvp, comma-separated, or none alone. */
+static bool parse_exports(const char *list, unsigned *out) {
+  static const struct { const char *name; unsigned flag; } words[] = {
+      {"grad", EXPORT_GRAD}, {"jvp", EXPORT_JVP}, {"hvp", EXPORT_HVP}, {"none", 0}};
+  unsigned flags = 0;
+  bool none = false;
+  int n = 0;
+  for (const char *s = list;; s++) {
+    size_t len = strcspn(s, ",");
+    int w = -1;
+    for (int k = 0; k < 4; k++)
+      if (strlen(words[k].name) == len && strncmp(words[k].name, s, len) == 0)
+        w = k;
+    if (w < 0)
+      return false;
+    none |= words[w].flag == 0;
+    flags |= words[w].flag;
+    n++;
+    s += len;
+    if (!*s)
+      break;
+  }
+  if (none && n > 1)
+    return false;
+  *out = flags;
+  return true;
+}
 
 typedef struct Parser {
   OptionsMode mode;
@@ -91,6 +123,7 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
                   FILE *err) {
   Parser p = {mode, err};
   o->opt_level = 2;
+  o->exports = EXPORT_GRAD;
   const char *env = getenv("SGC_VERIFY");
   o->verify = env && *env && strcmp(env, "0") != 0;
   for (int i = 1; i < argc; i++) {
@@ -152,6 +185,10 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
         return bad_usage(&p, "invalid size '%s' for --ad-memory (expected a positive number of "
                              "bytes below 2^62, with an optional K, M or G suffix, e.g. 64M)",
                          a + 12);
+    } else if (strncmp(a, "--exports", 9) == 0 && (a[9] == '=' || !a[9])) {
+      if (!a[9] || !parse_exports(a + 10, &o->exports))
+        return bad_usage(&p, "invalid --exports list '%s' (expected grad, jvp and hvp separated "
+                             "by commas, or none)", a[9] ? a + 10 : "");
     } else if (strcmp(a, "--verify") == 0) {
       o->verify = true;
     } else if (a[0] == '-' && a[1]) {

@@ -17,6 +17,7 @@ typedef struct Options {
   bool emit_llvm, emit_asm, verify;
   bool debug; /* -g: DWARF line information (codegen/cg_debug.c) */
   long long ad_memory; /* --ad-memory=SIZE in bytes: checkpointed loop gradients; 0: off */
+  unsigned exports;    /* --exports=LIST: EXPORT_* flags (ir/ir.h); default EXPORT_GRAD */
 } Options;
 
 typedef enum {

@@ -12,7 +12,10 @@
 const PassInfo sg_passes[] = {
     {"inline", pass_inline, "inline every call and expand grad(...)"},
     {"activity", pass_activity, "mark the values AD would differentiate (# active)"},
-    {"ad", pass_ad, "add f_grad / f_vjp for every export"},
+    {"ad", pass_ad, "add the derivatives --exports asks for (f_grad / f_vjp by default)"},
+    {"jvp", pass_jvp, "add f_jvp (forward mode) for every export"},
+    {"hvp", pass_hvp, "add f_hvp (Hessian-vector products) for every scalar export"},
+    {"strip-custom", pass_strip_custom, "replace each custom op by its body (after AD)"},
     {"strip-stop", pass_strip_stop, "remove stop_gradient (after AD)"},
     {"fold", pass_fold, "fold literal operands into literal results"},
     {"simplify", pass_simplify, "IEEE-exact algebra; replace known zeros"},
@@ -35,6 +38,8 @@ int pipeline_run(Module *m, const char *const *names, int n, bool verify) {
     if (!p)
       die("no pass named %s", names[k]);
     p->run(m);
+    if (m->errors)
+      return m->errors;
     if (verify) {
       int errors = ir_verify(m, p->name);
       if (errors)
@@ -50,8 +55,8 @@ int pipeline_to_ad(Module *m, bool verify) {
 }
 
 int pipeline_optimize(Module *m, int opt_level, bool verify) {
-  static const char *const o0[] = {"strip-stop", "dce"};
-  static const char *const o2[] = {"strip-stop", "fold", "simplify", "cse", "dce",
+  static const char *const o0[] = {"strip-custom", "strip-stop", "dce"};
+  static const char *const o2[] = {"strip-custom", "strip-stop", "fold", "simplify", "cse", "dce",
                                    "fold", "simplify", "cse", "dce", "remat"};
   if (opt_level == 0)
     return pipeline_run(m, o0, sizeof o0 / sizeof o0[0], verify);
@@ -68,10 +73,16 @@ Module *pipeline_compile(Diag *diag, const char *src, size_t len, const Options 
     return NULL;
   if (o->verify && ir_verify(m, "lowering"))
     die("the lowered IR does not verify");
+  m->exports = o->exports;
+  m->diag = diag;
   if (until == STAGE_PARSED)
     return m;
-  if (pipeline_to_ad(m, o->verify))
-    die("the IR does not verify after AD");
+  if (pipeline_to_ad(m, o->verify)) {
+    if (!m->errors)
+      die("the IR does not verify after AD");
+    ir_module_free(m);
+    return NULL;
+  }
   if (until == STAGE_AD)
     return m;
   if (pipeline_optimize(m, o->opt_level, o->verify))

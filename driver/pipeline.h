@@ -15,7 +15,8 @@ extern const PassInfo sg_passes[];
 const PassInfo *pipeline_find(const char *name);
 
 /* Run passes by name, verifying after each when `verify`. Returns the
- * number of verifier errors (0: fine). */
+ * number of verifier errors, or of the program's errors a pass reported
+ * (m->errors: it stops after that pass); 0: fine. */
 int pipeline_run(Module *m, const char *const *names, int n, bool verify);
 
 /* The stages of sgc: lowering is done; these bring the module to "ad" and

@@ -135,6 +135,8 @@ static int run(const OptOptions *o) {
   Diag diag;
   diag_init(&diag, strcmp(o->input, "-") == 0 ? "<stdin>" : o->input, src, len);
   Module *m = ir_parse(&diag, src, len);
+  if (m)
+    m->diag = &diag;
   int rc = 1;
   /* The input is always verified: the passes assume a valid module. */
   if (m && ir_verify(m, NULL) == 0 &&

@@ -150,6 +150,16 @@ typedef struct Param {
   struct Param *next;
 } Param;
 
+/* v3: a custom derivative rule line before a function, `@vjp(g)` or
+ * `@jvp(h)` (spec 6b). */
+typedef struct Rule {
+  Loc loc;          /* the '@' */
+  bool jvp;         /* @jvp(...), else @vjp(...) */
+  const char *fn;   /* the rule function's name */
+  Loc fn_loc;
+  struct Rule *next;
+} Rule;
+
 typedef struct Func {
   Loc loc;      /* the function's name */
   Loc end_loc;  /* the closing brace, for "missing return" */
@@ -161,6 +171,7 @@ typedef struct Func {
   AstType *rets;    /* v2: all result types, `-> (f32, f32[n])` */
   int nrets;
   Stmt *body;
+  Rule *rules;      /* v3: its rule lines, in order */
   struct Func *next;
 } Func;
 

@@ -563,25 +563,28 @@ Module *lower_program(Program *prog, Diag *diag) {
       continue;
     add_fn(&c, f);
   }
-  /* Exports must not collide with the gradient functions generated for them
-   * (one lookup per export: 10,000 exports compared pairwise were 10^8
-   * string comparisons). */
+  /* Exports must not collide with the derivative functions generated for
+   * them, whichever --exports asks for (one lookup per name: 10,000 exports
+   * compared pairwise were 10^8 string comparisons). */
   for (int i = 0; i < c.nfns; i++) {
     Func *a = c.fns[i].ast;
     if (!a->exported)
       continue;
-    const char *gen = a->ret.rank == 0 && a->nrets == 1 ? "_grad" : "_vjp";
-    char *name = xmalloc(strlen(a->name) + 6);
-    strcpy(name, a->name);
-    strcat(name, gen);
-    FnInfo *b = lw_find_fn(&c, name);
-    if (b && b->ast->exported)
-      ERR(&c, b->ast->loc, "export '%s' clashes with the gradient function generated for '%s'",
-          b->ast->name, a->name);
-    free(name);
+    const char *gens[3] = {a->ret.rank == 0 && a->nrets == 1 ? "_grad" : "_vjp", "_jvp", "_hvp"};
+    for (int g = 0; g < 3; g++) {
+      char *name = xmalloc(strlen(a->name) + 6);
+      strcpy(name, a->name);
+      strcat(name, gens[g]);
+      FnInfo *b = lw_find_fn(&c, name);
+      if (b && b->ast->exported)
+        ERR(&c, b->ast->loc, "export '%s' clashes with the %s function generated for '%s'",
+            b->ast->name, g ? "derivative" : "gradient", a->name);
+      free(name);
+    }
   }
   for (int i = 0; i < c.nfns; i++)
     lw_declare_function(&c, &c.fns[i]);
+  lw_resolve_rules(&c);
   for (int i = 0; i < c.nfns; i++)
     lw_find_cycle(&c, &c.fns[i]);
   for (int i = 0; i < c.nfns; i++)
@@ -589,8 +592,6 @@ Module *lower_program(Program *prog, Diag *diag) {
       lower_body(&c, &c.fns[i]);
   if (diag->errors == 0)
     lw_check_expansion(&c);
-  if (diag->errors == 0)
-    lw_check_grad_of_loops(&c);
   free(c.fns);
   free(c.fn_index);
   free(c.names.key);

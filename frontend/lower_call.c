@@ -1,6 +1,9 @@
-/* Calls (spec sections 4 and 6): built-in operations by name (reductions,
- * shape operations, constructors, random numbers), calls of user functions
- * with their sizes unified argument by argument, and grad(f, wrt=...)(...). */
+/* Calls (spec sections 4, 6 and 6b): built-in operations by name
+ * (reductions, shape operations, constructors, random numbers), and calls
+ * of functions with their sizes unified argument by argument: user
+ * functions and function expressions, the transforms grad, jvp, vjp,
+ * jacobian and hessian of a function expression (a derived function,
+ * ir/derive.c): jvp(grad(f, wrt=x), wrt=x)(args...). */
 #include "lower_internal.h"
 
 #include <math.h>
@@ -26,7 +29,10 @@ static const struct Builtin builtins[] = {
     {"select", B_SELECT, OP_select},  {"transpose", B_TRANSPOSE, OP_transpose},
     {"reshape", B_RESHAPE, OP_reshape}, {"broadcast", B_BROADCAST, OP_broadcast},
     {"zeros_like", B_ZEROS, OP_const}, {"ones_like", B_ONES, OP_const},
-    {"stop_gradient", B_STOP, OP_stop_gradient}, {"grad", B_GRAD, OP_grad},
+    {"stop_gradient", B_STOP, OP_stop_gradient},
+    {"grad", B_TRANSFORM, OP_call},   {"jvp", B_TRANSFORM, OP_call},
+    {"vjp", B_TRANSFORM, OP_call},    {"jacobian", B_TRANSFORM, OP_call},
+    {"hessian", B_TRANSFORM, OP_call},
     {"take", B_TAKE, OP_gather}, {"take_along_axis", B_TAKE_ALONG, OP_take_along},
     {"zeros", B_MAKE, OP_const},      {"ones", B_MAKE, OP_const},
     {"full", B_FULL, OP_broadcast},   {"arange", B_ARANGE, OP_arange},
@@ -252,8 +258,8 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
 }
 
 /* Bind the callee's sizes to the caller's, argument by argument. */
-static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
-  Function *callee = fn->ir;
+static bool unify_call(Ctx *c, Expr *call, Function *callee, Val *args, Dim *map) {
+  const char *cname = ir_func_display(c->m, callee);
   for (int s = 0; s < c->m->nsyms; s++)
     map[s] = (Dim){-1, -2}; /* unbound */
   bool ok = true;
@@ -273,7 +279,7 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
     const Type *at = &args[k].v->type;
     if (at->dtype != p->type.dtype) {
       ERR(c, loc, "argument '%s' of '%s' must be %s, got %s; convert it with %s(...)", p->name,
-          callee->name, ir_dtype_name(p->type.dtype), ir_dtype_name(at->dtype),
+          cname, ir_dtype_name(p->type.dtype), ir_dtype_name(at->dtype),
           ir_dtype_name(p->type.dtype));
       ok = false;
       continue;
@@ -312,7 +318,7 @@ static bool unify_call(Ctx *c, Expr *call, FnInfo *fn, Val *args, Dim *map) {
           hint = " (sizes with different names are never assumed equal)";
       }
       ERR(c, loc, "argument '%s' of '%s' has shape %s, which does not match %s%s%s", p->name,
-          callee->name, lw_dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf), with, hint);
+          cname, lw_dstr(c, at), ir_dims_str(c->m, &p->type, buf, sizeof buf), with, hint);
       ok = false;
     }
   }
@@ -328,16 +334,30 @@ static Type subst_type(Module *m, const Type *t, const Dim *map) {
   return r;
 }
 
-/* f(args) for a user function, or grad(f, wrt=p)(args) when wrt >= 0. */
-/* f(args) for a user function: one `call` per result wanted (result k is
- * call {result=k}; inlining makes them one copy again, through CSE), into
- * outs[0..nouts); or grad(f, wrt=p)(args) when wrt >= 0. */
-bool lower_user_call_n(Ctx *c, Expr *call, FnInfo *fn, int wrt, Val *outs, int nouts) {
-  if (!lw_check_arity(c, call, fn->ast->name, fn->ast->nparams, fn->ast->nparams, NULL))
+/* ---- function expressions (spec 4 and 6b, v3) ---- */
+
+static DeriveKind transform_kind(const char *name) {
+  for (int k = 1; k < DV_COUNT; k++)
+    if (strcmp(ir_derive_names[k], name) == 0)
+      return (DeriveKind)k;
+  return DV_NONE;
+}
+
+/* A transform applied to arguments: grad(f, wrt=x)(args). */
+static bool is_transform_call(const Expr *e) {
+  return e->kind == EX_CALL && e->callee->kind == EX_NAME && transform_kind(e->callee->name);
+}
+
+/* callee(args), one `call` per result wanted (result k is call {result=k};
+ * inlining makes them one copy again, through CSE), into outs[0..nouts). */
+bool lower_user_call_n(Ctx *c, Expr *call, Function *callee, Val *outs, int nouts) {
+  const char *cname = ir_func_display(c->m, callee);
+  /* the call's place: the function's name, or the transform's (errors in
+   * building a derivative point there) */
+  Loc at = is_transform_call(call->callee) ? call->callee->callee->loc : call->callee->loc;
+  int n = callee->nparams;
+  if (!lw_check_arity(c, call, cname, n, n, NULL))
     return false;
-  if (!fn->sig_ok)
-    return false;
-  int n = fn->ast->nparams;
   Val *args = ARENA_ARRAY(c->m->arena, Val, n > 0 ? n : 1);
   bool ok = true;
   for (int k = 0; k < n; k++) {
@@ -345,97 +365,109 @@ bool lower_user_call_n(Ctx *c, Expr *call, FnInfo *fn, int wrt, Val *outs, int n
     ok &= args[k].v != NULL;
   }
   Dim *map = ARENA_ARRAY(c->m->arena, Dim, c->m->nsyms + 1);
-  if (!ok || !unify_call(c, call, fn, args, map))
+  if (!ok || !unify_call(c, call, callee, args, map))
     return false;
   Inst **vs = ARENA_ARRAY(c->m->arena, Inst *, n > 0 ? n : 1);
   for (int k = 0; k < n; k++)
     vs[k] = args[k].v;
+  c->b.loc = at;
   for (int r = 0; r < nouts; r++) {
-    const Type *rt = wrt >= 0 ? &fn->ir->params[wrt]->type : &fn->ir->results[r]->type;
-    Type t = subst_type(c->m, rt, map);
-    Inst *i = ir_new_inst(&c->b, wrt >= 0 ? OP_grad : OP_call, t, vs, n);
-    i->callee = fn->ir;
-    i->wrt = wrt >= 0 ? wrt : r;
+    Type t = subst_type(c->m, &callee->results[r]->type, map);
+    Inst *i = ir_new_inst(&c->b, OP_call, t, vs, n);
+    i->callee = callee;
+    i->wrt = r;
     outs[r] = (Val){.v = i, .weak = false};
   }
   return true;
 }
 
-static Val lower_user_call(Ctx *c, Expr *call, FnInfo *fn, int wrt) {
-  if (wrt < 0 && fn->ast->nrets > 1) {
-    ERR(c, call->loc, "'%s' returns %d results; bind them with let (a, b) = %s(...)",
-        fn->ast->name, fn->ast->nrets, fn->ast->name);
+/* The derived function of a transform `t(fexpr, wrt=p)`, or NULL after an
+ * error (or quietly, when what it transforms had one already). */
+static Function *lower_transform(Ctx *c, Expr *t) {
+  const char *tname = t->callee->name;
+  static const char *const kws[] = {"wrt", NULL};
+  if (!lw_check_arity(c, t, tname, 1, 1, kws))
+    return NULL;
+  Arg *w = lw_keyword(t, "wrt");
+  Expr *fe = lw_nth_positional(t, 0)->value;
+  if (!w) {
+    ERR(c, t->loc, "%s needs the parameter to differentiate with respect to: %s(f, wrt=x)",
+        tname, tname);
+    return NULL;
+  }
+  Function *f = lw_function_expr(c, fe, tname);
+  if (!f)
+    return NULL;
+  const char *fname = ir_func_display(c->m, f);
+  if (w->value->kind != EX_NAME) {
+    ERR(c, w->value->loc, "wrt= must name a parameter of '%s'", fname);
+    return NULL;
+  }
+  int k = 0;
+  while (k < f->nparams && strcmp(f->params[k]->name, w->value->name) != 0)
+    k++;
+  if (k == f->nparams) {
+    ERR(c, w->value->loc, "'%s' has no parameter named '%s'", fname, w->value->name);
+    return NULL;
+  }
+  DeriveKind kind = transform_kind(tname);
+  char err[512];
+  Function *d = ir_derive(c->m, kind, f, k, t->callee->loc, err, sizeof err);
+  if (!d) { /* about the parameter (const, i32) or about the function */
+    Inst *p = f->params[k];
+    ERR(c, p->is_const || !ir_is_float(p->type.dtype) ? w->value->loc : fe->loc, "%s", err);
+  }
+  return d;
+}
+
+Function *lw_function_expr(Ctx *c, Expr *e, const char *role) {
+  if (is_transform_call(e))
+    return lower_transform(c, e);
+  FnInfo *fn = e->kind == EX_NAME ? lw_find_fn(c, e->name) : NULL;
+  if (!fn) {
+    ERR(c, e->loc, "the first argument of %s must be a function: its name, or a transform of "
+                   "one like grad(f, wrt=x)", role);
+    return NULL;
+  }
+  return fn->sig_ok ? fn->ir : NULL;
+}
+
+/* The function a call's callee names, for f(args) and grad(f, wrt=x)(args);
+ * NULL (quietly) for anything else, and after an error (*bad set). */
+Function *lw_callee(Ctx *c, Expr *callee, bool *bad) {
+  *bad = false;
+  if (is_transform_call(callee)) {
+    Function *f = lower_transform(c, callee);
+    *bad = !f;
+    return f;
+  }
+  FnInfo *fn = callee->kind == EX_NAME ? lw_find_fn(c, callee->name) : NULL;
+  if (fn && !fn->sig_ok)
+    *bad = true;
+  return fn && fn->sig_ok ? fn->ir : NULL;
+}
+
+static Val lower_user_call(Ctx *c, Expr *call, Function *callee) {
+  if (callee->nresults > 1) {
+    const char *name = ir_func_display(c->m, callee);
+    ERR(c, call->loc, "'%s' returns %d results; bind them with let (a, b) = %s(...)", name,
+        callee->nresults, name);
     return BAD;
   }
   Val v = BAD;
-  if (!lower_user_call_n(c, call, fn, wrt, &v, 1))
+  if (!lower_user_call_n(c, call, callee, &v, 1))
     return BAD;
   return v;
 }
 
-/* grad(f, wrt=p)(args...) */
-static Val lower_grad_call(Ctx *c, Expr *outer) {
-  Expr *g = outer->callee;
-  static const char *const kws[] = {"wrt", NULL};
-  if (!lw_check_arity(c, g, "grad", 1, 1, kws))
-    return BAD;
-  Arg *w = lw_keyword(g, "wrt");
-  Expr *fe = lw_nth_positional(g, 0)->value;
-  if (!w) {
-    ERR(c, g->loc, "grad needs the parameter to differentiate with respect to: "
-                   "grad(f, wrt=x)");
-    return BAD;
-  }
-  if (fe->kind != EX_NAME || !lw_find_fn(c, fe->name)) {
-    ERR(c, fe->loc, "the first argument of grad must be the name of a function");
-    return BAD;
-  }
-  FnInfo *fn = lw_find_fn(c, fe->name);
-  if (w->value->kind != EX_NAME) {
-    ERR(c, w->value->loc, "wrt= must name a parameter of '%s'", fn->ast->name);
-    return BAD;
-  }
-  int k = 0;
-  Param *p = fn->ast->params;
-  for (; p && strcmp(p->name, w->value->name) != 0; p = p->next)
-    k++;
-  if (!p) {
-    ERR(c, w->value->loc, "'%s' has no parameter named '%s'", fn->ast->name, w->value->name);
-    return BAD;
-  }
-  if (p->is_const) {
-    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': it is declared const",
-        p->name);
-    return BAD;
-  }
-  if (p->type.dtype == AST_I32) {
-    ERR(c, w->value->loc, "cannot differentiate with respect to '%s': i32 values have no "
-                          "gradient", p->name);
-    return BAD;
-  }
-  if (fn->ast->nrets > 1) {
-    ERR(c, fe->loc, "grad needs a function with one float scalar result; '%s' returns %d "
-                    "results", fn->ast->name, fn->ast->nrets);
-    return BAD;
-  }
-  if (fn->sig_ok && fn->ast->ret.dtype == AST_I32) {
-    ERR(c, fe->loc, "grad needs a function with a float scalar result; '%s' returns %s",
-        fn->ast->name, lw_tstr(c, &fn->ir->results[0]->type));
-    return BAD;
-  }
-  if (fn->sig_ok && fn->ast->ret.rank != 0) {
-    ERR(c, fe->loc, "grad needs a function with a scalar result; '%s' returns %s",
-        fn->ast->name, lw_tstr(c, &fn->ir->results[0]->type));
-    return BAD;
-  }
-  return lower_user_call(c, outer, fn, k);
-}
-
 Val lower_call(Ctx *c, Expr *e) {
   Expr *callee = e->callee;
-  if (callee->kind == EX_CALL && callee->callee->kind == EX_NAME &&
-      strcmp(callee->callee->name, "grad") == 0)
-    return lower_grad_call(c, e);
+  bool bad;
+  Function *fn = lw_callee(c, callee, &bad);
+  if (bad)
+    return BAD;
+  if (fn)
+    return lower_user_call(c, e, fn);
   if (callee->kind == EX_DTYPE) {
     const char *name = lw_dtype_word(callee->dtype);
     if (callee->dtype == AST_BOOL) {
@@ -459,9 +491,6 @@ Val lower_call(Ctx *c, Expr *e) {
     return BAD;
   }
   const char *name = callee->name;
-  FnInfo *fn = lw_find_fn(c, name);
-  if (fn)
-    return lower_user_call(c, e, fn, -1);
   const struct Builtin *bi = lw_find_builtin(name);
   if (!bi) {
     if (lw_lookup(c, name)) {
@@ -472,9 +501,9 @@ Val lower_call(Ctx *c, Expr *e) {
     return BAD;
   }
   switch (bi->kind) {
-  case B_GRAD:
-    ERR(c, e->loc, "grad(f, wrt=x) is a function: apply it to arguments, "
-                   "grad(f, wrt=x)(args...)");
+  case B_TRANSFORM:
+    ERR(c, e->loc, "%s(f, wrt=x) is a function: apply it to arguments, %s(f, wrt=x)(args...)",
+        name, name);
     return BAD;
   case B_UNARY:
   case B_STOP:

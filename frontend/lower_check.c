@@ -1,7 +1,7 @@
 /* Whole-program checks, after every body is lowered: no recursion, export
- * names that C and the runtime can live with, programs whose inlined size
- * stays bounded, and grad() of functions with loops only where the
- * gradient can go through them. */
+ * names that C and the runtime can live with, and programs whose inlined
+ * size stays bounded. (A derivative the AD pass cannot take, reverse over
+ * reverse through a loop, is reported by that pass: passes/ad_region.c.) */
 #include "lower_internal.h"
 
 #include "libc_names.h"
@@ -18,8 +18,9 @@ static void collect_calls(Ctx *c, Expr *e, PtrVec *out) {
     Expr *callee = e->callee;
     if (callee->kind == EX_NAME && lw_find_fn(c, callee->name))
       vec_push(out, e);
-    if (callee->kind == EX_NAME && strcmp(callee->name, "grad") == 0 && e->args &&
-        e->args->value->kind == EX_NAME && lw_find_fn(c, e->args->value->name))
+    const struct Builtin *bi = callee->kind == EX_NAME ? lw_find_builtin(callee->name) : NULL;
+    if (bi && bi->kind == B_TRANSFORM && e->args && e->args->value->kind == EX_NAME &&
+        lw_find_fn(c, e->args->value->name))
       vec_push(out, e->args->value);
     collect_calls(c, callee, out);
     for (Arg *a = e->args; a; a = a->next)
@@ -49,6 +50,23 @@ bool lw_find_cycle(Ctx *c, FnInfo *fn) {
   PtrVec calls = {0};
   collect_stmt_calls(c, fn->ast->body, &calls);
   bool found = false;
+  /* a rule is used wherever the function is: an edge like a call */
+  for (Rule *r = fn->ast->rules; r && !found; r = r->next) {
+    FnInfo *g = lw_find_fn(c, r->fn);
+    if (!g)
+      continue;
+    if (g->state == 1) {
+      if (g == fn)
+        ERR(c, r->fn_loc, "'%s' is its own %s rule; recursion is not allowed", fn->ast->name,
+            r->jvp ? "jvp" : "vjp");
+      else
+        ERR(c, r->fn_loc, "recursive rule: '%s' has the rule '%s', which leads back to '%s'; "
+                          "recursion is not allowed", fn->ast->name, g->ast->name, fn->ast->name);
+      found = true;
+    } else {
+      found = lw_find_cycle(c, g);
+    }
+  }
   for (int i = 0; i < calls.len && !found; i++) {
     Expr *e = calls.data[i];
     FnInfo *g = lw_find_fn(c, callee_name(e));
@@ -100,15 +118,20 @@ bool lw_export_clashes_with_libc(Ctx *c, Func *f) {
  * rather than exhausting memory in the inliner. */
 enum { MAX_EXPANDED_OPS = 200000 };
 
+/* A derived function costs a multiple of its base: a primal and a
+ * derivative sweep (grad, vjp, jvp; vector mode the same with B columns
+ * side by side), two derivative sweeps for a Hessian. */
+static const int derived_factor[DV_COUNT] = {1, 4, 3, 4, 4, 12};
+
 static double expanded_size(Function *f) {
   if (f->mark)
     return (double)f->mark;
   double n = 0;
+  if (f->derive)
+    n = derived_factor[f->derive] * expanded_size(f->base);
   for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (i->op == OP_call)
       n += expanded_size(i->callee);
-    else if (i->op == OP_grad) /* its primal and adjoint sweeps */
-      n += 4 * expanded_size(i->callee);
     else
       n += 1;
   f->mark = n > MAX_EXPANDED_OPS ? MAX_EXPANDED_OPS + 1 : (int)n + 1;
@@ -118,16 +141,16 @@ static double expanded_size(Function *f) {
 /* Reports the function where the expansion first goes past the limit: one
  * too large itself whose callees are all within it. */
 void lw_check_expansion(Ctx *c) {
-  for (int i = 0; i < c->nfns; i++)
-    c->fns[i].ir->mark = 0;
+  for (Function *f = c->m->funcs; f; f = f->next) /* derived functions too */
+    f->mark = 0;
   for (int i = 0; i < c->nfns; i++)
     expanded_size(c->fns[i].ir);
   for (int i = 0; i < c->nfns; i++) {
     Function *f = c->fns[i].ir;
     bool callee_too_large = false;
     for (Inst *k = f->first; k; k = ir_walk_next(k))
-      if ((k->op == OP_call || k->op == OP_grad) && k->callee->mark > MAX_EXPANDED_OPS)
-        callee_too_large = true;
+      if (k->op == OP_call && !k->callee->derive && k->callee->mark > MAX_EXPANDED_OPS)
+        callee_too_large = true; /* (a transform is the caller's: it has no body to blame) */
     if (f->mark > MAX_EXPANDED_OPS && !callee_too_large) {
       ERR(c, c->fns[i].ast->loc,
           "'%s' is too large once its calls are inlined (more than %d operations); every "
@@ -136,57 +159,6 @@ void lw_check_expansion(Ctx *c) {
       break;
     }
   }
-  for (int i = 0; i < c->nfns; i++)
-    c->fns[i].ir->mark = 0;
+  for (Function *f = c->m->funcs; f; f = f->next)
+    f->mark = 0;
 }
-
-/* Whether f or a function it calls has a loop or a branch (memoized in
- * Function.mark: 1 no, 2 yes). */
-static bool has_regions(Function *f) {
-  if (f->mark)
-    return f->mark == 2;
-  f->mark = 1;
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    if (i->nregions || ((i->op == OP_call || i->op == OP_grad) && has_regions(i->callee))) {
-      f->mark = 2;
-      break;
-    }
-  return f->mark == 2;
-}
-
-/* The AD pass cannot differentiate the adjoint of a loop again (the unloop
- * op has no adjoint yet), so a gradient of such a function inside a
- * program, which is itself differentiated, is rejected rather than risk a
- * wrong second-order number, unless its value is only ever used under
- * stop_gradient (then no derivative flows through it). */
-static void mark_unstopped(PtrMap *used, Inst *x, const Inst *user) {
-  if (x->op == OP_grad && (!user || user->op != OP_stop_gradient))
-    *ptrmap_slot(used, x) = x;
-}
-
-void lw_check_grad_of_loops(Ctx *c) {
-  for (int i = 0; i < c->nfns; i++)
-    c->fns[i].ir->mark = 0;
-  for (int i = 0; i < c->nfns; i++) {
-    Function *f = c->fns[i].ir;
-    PtrMap used = {0}; /* grads with a use not under stop_gradient */
-    for (Inst *k = f->first; k; k = ir_walk_next(k)) {
-      for (int a = 0; a < k->nargs; a++)
-        mark_unstopped(&used, k->args[a], k);
-      for (int r = 0; r < k->nregions; r++)
-        for (int y = 0; y < k->regions[r].nyields; y++)
-          mark_unstopped(&used, k->regions[r].yields[y], NULL);
-    }
-    for (int r = 0; r < f->nresults; r++)
-      mark_unstopped(&used, f->results[r], NULL);
-    for (Inst *k = f->first; k; k = ir_walk_next(k))
-      if (k->op == OP_grad && ptrmap_get(&used, k) && has_regions(k->callee))
-        ERR(c, k->loc, "grad(%s, ...) is not supported yet: '%s' has loops or branches, and "
-                       "differentiating their gradient again (second order) is not implemented",
-            k->callee->name, k->callee->name);
-    ptrmap_free(&used);
-  }
-  for (int i = 0; i < c->nfns; i++)
-    c->fns[i].ir->mark = 0;
-}
-

@@ -4,12 +4,13 @@
  *
  *   lower.c        names, types, dtypes and broadcasting; expressions; the
  *                  entry point lower_program
- *   lower_call.c   calls: built-in operations, user functions, grad(),
- *                  constructors
+ *   lower_call.c   calls: built-in operations, user functions, function
+ *                  expressions (grad, jvp, ...), constructors
  *   lower_index.c  indexing, take, indexed assignment
  *   lower_stmt.c   signatures, statements, loops and branches
+ *   lower_rules.c  custom derivative rules: @vjp(g), @jvp(h) (v3)
  *   lower_check.c  whole-program checks: recursion, export names, size
- *                  after inlining, grad() of loops */
+ *                  after inlining */
 #ifndef SGC_LOWER_INTERNAL_H
 #define SGC_LOWER_INTERNAL_H
 
@@ -74,7 +75,7 @@ static const Val BAD = {.v = NULL};
 
 typedef enum {
   B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
-  B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_GRAD, B_TAKE, B_TAKE_ALONG,
+  B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_TRANSFORM, B_TAKE, B_TAKE_ALONG,
   B_MAKE, B_FULL, B_ARANGE, B_ARG, B_RANDOM, B_SPLIT,
 } BuiltinKind;
 
@@ -111,7 +112,9 @@ bool lw_check_arity(Ctx *c, Expr *call, const char *fname, int lo, int hi, const
 Arg *lw_keyword(Expr *call, const char *kw);
 Val lw_value_arg(Ctx *c, Expr *e);
 bool lw_int_literal(Expr *e, int64_t *out);
-bool lower_user_call_n(Ctx *c, Expr *call, FnInfo *fn, int wrt, Val *outs, int nouts);
+bool lower_user_call_n(Ctx *c, Expr *call, Function *callee, Val *outs, int nouts);
+Function *lw_function_expr(Ctx *c, Expr *e, const char *role);
+Function *lw_callee(Ctx *c, Expr *callee, bool *bad);
 Val lower_call(Ctx *c, Expr *e);
 
 /* lower_index.c */
@@ -123,11 +126,13 @@ Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b);
 void lw_declare_function(Ctx *c, FnInfo *fn);
 void lower_body(Ctx *c, FnInfo *fn);
 
+/* lower_rules.c */
+void lw_resolve_rules(Ctx *c);
+
 /* lower_check.c */
 bool lw_find_cycle(Ctx *c, FnInfo *fn);
 bool lw_c_symbol_ok(const char *name);
 bool lw_export_clashes_with_libc(Ctx *c, Func *f);
 void lw_check_expansion(Ctx *c);
-void lw_check_grad_of_loops(Ctx *c);
 
 #endif

@@ -393,15 +393,18 @@ static void lower_let_names(Ctx *c, Stmt *s) {
   for (int k = 0; k < s->nnames; k++)
     vals[k] = BAD;
   Expr *e = s->value;
-  FnInfo *fn = e->kind == EX_CALL && e->callee->kind == EX_NAME ? lw_find_fn(c, e->callee->name) : NULL;
+  bool bad = false;
+  Function *fn = e->kind == EX_CALL ? lw_callee(c, e->callee, &bad) : NULL;
   if (s->type) {
     ERR(c, s->type->loc, "a type annotation cannot follow a list of names");
+  } else if (bad) {
+    /* reported */
   } else if (!fn) {
     ERR(c, e->loc, "let (a, b) = ... needs a call of a function with several results");
-  } else if (fn->ast->nrets != s->nnames) {
-    ERR(c, e->loc, "'%s' returns %d result%s, but %d names are bound", fn->ast->name,
-        fn->ast->nrets, fn->ast->nrets == 1 ? "" : "s", s->nnames);
-  } else if (!lower_user_call_n(c, e, fn, -1, vals, s->nnames)) {
+  } else if (fn->nresults != s->nnames) {
+    ERR(c, e->loc, "'%s' returns %d result%s, but %d names are bound",
+        ir_func_display(c->m, fn), fn->nresults, fn->nresults == 1 ? "" : "s", s->nnames);
+  } else if (!lower_user_call_n(c, e, fn, vals, s->nnames)) {
     for (int k = 0; k < s->nnames; k++)
       vals[k] = BAD;
   }

@@ -58,6 +58,7 @@ typedef struct StmtList { Stmt *head, *tail; } StmtList;
 typedef struct TypeList { AstType *v; int n, cap; } TypeList;
 typedef struct IndexList { Index *head, *tail; int n; } IndexList;
 typedef struct Body { Stmt *head; Loc open, end; bool closed; } Body;
+typedef struct RuleList { Rule *head, *tail; } RuleList;
 typedef struct CmpOp { BinOp op; Loc loc; } CmpOp;
 typedef struct AssignOp { bool compound; BinOp op; Loc loc; } AssignOp;
 
@@ -309,6 +310,7 @@ static void add_func(ParseCtx *pc, Func *f) {
   Index *index;
   IndexList indices;
   AssignOp assign;
+  RuleList rules;
 }
 
 %token T_FN "'fn'" T_EXPORT "'export'" T_LET "'let'" T_RETURN "'return'"
@@ -341,6 +343,7 @@ static void add_func(ParseCtx *pc, Func *f) {
 %type <stmt> stmt ifstmt
 %type <stmts> block
 %type <func> func
+%type <rules> rules_opt
 %type <expr> expr or_expr and_expr cmp_expr cmp additive term unary power postfix primary
 %type <cmp> cmpop
 %type <assign> assignop
@@ -364,42 +367,68 @@ funcs:
   ;
 
 func:
-    export_opt T_FN name T_LPAREN params_opt T_RPAREN T_ARROW rtype body {
+    rules_opt export_opt T_FN name T_LPAREN params_opt T_RPAREN T_ARROW rtype body {
       Func *f = ARENA_NEW(pc->arena, Func);
-      f->loc = LOC(@3);
-      f->exported = $1;
-      f->name = $3;
-      f->params = $5.head;
-      f->nparams = $5.n;
-      f->ret = $8.v[0];
-      f->rets = $8.v;
-      f->nrets = $8.n;
-      f->body = $9.head;
-      f->end_loc = $9.end;
-      if (!$9.closed) {
+      f->loc = LOC(@4);
+      f->exported = $2;
+      f->name = $4;
+      f->params = $6.head;
+      f->nparams = $6.n;
+      f->ret = $9.v[0];
+      f->rets = $9.v;
+      f->nrets = $9.n;
+      f->body = $10.head;
+      f->end_loc = $10.end;
+      f->rules = $1.head;
+      if (!$10.closed) {
         bool eof = pc->cur_kind == YYEOF;
         if (pc->last_err_tok != pc->ntok) /* not already reported there */
-          diag_error(pc->diag, $9.end,
+          diag_error(pc->diag, $10.end,
                      "%smissing '}' to close the body of function '%s' (opened at line %d)",
-                     eof ? "unexpected end of file: " : "", $3, $9.open.line);
+                     eof ? "unexpected end of file: " : "", $4, $10.open.line);
       }
       $$ = f;
     }
     /* A broken header: skip to the body and still parse it. */
-  | export_opt T_FN error body {
-      if (!$4.closed) {
+  | rules_opt export_opt T_FN error body {
+      if (!$5.closed) {
         bool eof = pc->cur_kind == YYEOF;
         if (pc->last_err_tok != pc->ntok)
-          diag_error(pc->diag, $4.end,
+          diag_error(pc->diag, $5.end,
                      "%smissing '}' to close the function body opened at line %d",
-                     eof ? "unexpected end of file: " : "", $4.open.line);
+                     eof ? "unexpected end of file: " : "", $5.open.line);
       }
       yyerrok;
       $$ = NULL;
     }
     /* A broken header and no body before the next function. */
-  | export_opt T_FN error {
+  | rules_opt export_opt T_FN error {
       $$ = NULL;
+    }
+  ;
+
+/* v3: custom derivative rules, `@vjp(g)` and `@jvp(h)` lines before a
+ * function (spec 6b); vjp and jvp are plain identifiers here. */
+rules_opt:
+    %empty              { $$ = (RuleList){NULL, NULL}; }
+  | rules_opt T_AT T_IDENT T_LPAREN T_IDENT T_RPAREN {
+      $$ = $1;
+      bool jvp = strcmp($3, "jvp") == 0;
+      if (!jvp && strcmp($3, "vjp") != 0) {
+        diag_error(pc->diag, LOC(@3), "unknown rule '@%s': a rule line is @vjp(name) or "
+                   "@jvp(name)", $3);
+      } else {
+        Rule *r = ARENA_NEW(pc->arena, Rule);
+        r->loc = LOC(@2);
+        r->jvp = jvp;
+        r->fn = $5;
+        r->fn_loc = LOC(@5);
+        if ($$.tail)
+          $$.tail->next = r;
+        else
+          $$.head = r;
+        $$.tail = r;
+      }
     }
   ;
 

@@ -169,7 +169,7 @@ static void print_axes(FILE *out, unsigned axes) {
 static void print_op(Dot *d, const Inst *i) {
   FILE *out = d->out;
   fprintf(out, "%%%d" SP "%s", i->id, ir_ops[i->op].name);
-  if (i->op == OP_call || i->op == OP_grad) {
+  if (i->op == OP_call) {
     fputs(SP "@", out);
     put_html(out, i->callee->name);
   }
@@ -188,8 +188,6 @@ static void print_op(Dot *d, const Inst *i) {
       fprintf(out, "%s%d", k ? "," : "", i->perm[k]);
     fputc(']', out);
   }
-  if (i->op == OP_grad)
-    fprintf(out, SP "wrt=%d", i->wrt);
 }
 
 static void print_type_line(Dot *d, const Type *t) {
@@ -245,7 +243,7 @@ static bool carries_gradient(const Inst *i, int k) {
     return false;
   if (i->op == OP_select && k == 0)
     return false;
-  if ((i->op == OP_call || i->op == OP_grad) && k < i->callee->nparams)
+  if (i->op == OP_call && k < i->callee->nparams)
     return !i->callee->params[k]->is_const;
   return true;
 }

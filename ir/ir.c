@@ -5,11 +5,12 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 const OpInfo ir_ops[OP_COUNT] = {
-#define OP(name, arity, shape, adjoint, flags) [OP_##name] = {#name, arity, shape, flags},
+#define OP(name, arity, shape, adjoint, tangent, flags) [OP_##name] = {#name, arity, shape, flags},
 #include "ops.def"
 #undef OP
 };
@@ -18,6 +19,7 @@ Module *ir_module_new(void) {
   Arena *a = arena_new();
   Module *m = ARENA_NEW(a, Module);
   m->arena = a;
+  m->exports = EXPORT_GRAD;
   return m;
 }
 
@@ -61,6 +63,24 @@ Function *ir_find_func(Module *m, const char *name) {
     if (strcmp(f->name, name) == 0)
       return f;
   return NULL;
+}
+
+void ir_error(Module *m, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = arena_vprintf(m->arena, fmt, ap);
+  va_end(ap);
+  /* the same derivative built twice (f_jvp and f_hvp) says it once */
+  if (m->last_error && strcmp(m->last_error, msg) == 0 && m->last_error_loc.line == loc.line &&
+      m->last_error_loc.col == loc.col)
+    return;
+  m->last_error = msg;
+  m->last_error_loc = loc;
+  m->errors++;
+  if (m->diag)
+    diag_error(m->diag, loc, "%s", msg);
+  else
+    fprintf(stderr, "error: %s\n", msg);
 }
 
 void ir_remove_func(Module *m, Function *f) {
@@ -296,14 +316,15 @@ int ir_num_results(const Inst *op) {
   switch (op->op) {
   case OP_for: return op->nargs - 2;
   case OP_while: return op->nargs;
-  case OP_if: return op->nregions ? op->regions[0].nyields : 0;
+  case OP_if:
+  case OP_custom: return op->nregions ? op->regions[0].nyields : 0;
   case OP_unloop: return op->nargs - 1;
   default: return 0;
   }
 }
 
 Type ir_result_type(const Inst *op, int index) {
-  if (op->op == OP_if)
+  if (op->op == OP_if || op->op == OP_custom)
     return op->regions[0].yields[index]->type;
   return op->args[op->op == OP_for ? index + 2 : op->op == OP_unloop ? index + 1 : index]->type;
 }

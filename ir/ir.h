@@ -31,6 +31,17 @@
  *          results: the c... for which the condition is false.
  *   if:    args [cond]; regions[0] then, regions[1] else, no params, each
  *          yields the results.
+ *   custom (a call of a function with derivative rules, spec 6b; `name`
+ *          the function's): args the arguments of its differentiable (non-
+ *          const float) parameters; regions[0] the inlined body, no params,
+ *          yields the results; regions[1] the inlined vjp rule, params
+ *          [y..., dy...] (the results, the float results' cotangents),
+ *          yields one cotangent per arg; regions[2] the inlined jvp rule,
+ *          params one tangent per arg, yields the float results' tangents.
+ *          `index` holds which rules there are (CUSTOM_VJP | CUSTOM_JVP); a
+ *          missing one's region is empty. Body and rules capture the other
+ *          arguments. AD uses the rules, then passes/strip_custom.c puts the
+ *          body in its place.
  *   unloop (made by AD): args [loop, acc...], the loop a for or while; runs
  *          once per iteration the loop ran, last first; regions[0] params
  *          [i, c..., acc...]: the index (for a while: the iteration number),
@@ -94,6 +105,8 @@ typedef enum {
   SH_LOGIC, SH_ARG,
 } ShapeRule;
 
+enum { CUSTOM_VJP = 1, CUSTOM_JVP = 2 }; /* custom: Inst.index */
+
 /* The type of a region op itself: a tuple of its results, which only proj
  * reads (the result types are those of its yields). */
 #define IR_TUPLE ((DType)0)
@@ -132,9 +145,9 @@ struct Inst {
   unsigned axes;            /* sum/max/min: bit i set = axis i reduced */
   int perm[IR_MAX_RANK];    /* transpose: result axis i is operand axis perm[i] */
   Type attr;                /* count: the dims whose product it is */
-  Function *callee;             /* grad: the function differentiated */
-  int wrt;                  /* grad: the parameter index, param: its index,
-                               call: which result of the callee (0 if one) */
+  Function *callee;         /* call: the function called */
+  int wrt;                  /* param: its index; call: which result of the
+                               callee (0 if one) */
   int index;                /* proj: which result; arg: which block argument */
   Region *regions;          /* for, while, if: their bodies */
   int nregions;
@@ -151,12 +164,29 @@ struct Inst {
   Inst *prev, *next;        /* body order */
 };
 
-typedef enum { FN_PLAIN, FN_GRAD, FN_VJP } FuncKind;
+/* What a function is: written in the program, or a derivative entry point
+ * of an export (spec section 9): f_grad, f_vjp, f_jvp, f_hvp. */
+typedef enum { FN_PLAIN, FN_GRAD, FN_VJP, FN_JVP, FN_HVP } FuncKind;
+
+/* Which derivative entry points each export gets (--exports, spec 8). */
+enum { EXPORT_GRAD = 1, EXPORT_JVP = 2, EXPORT_HVP = 4 };
+
+/* A transform of a function (spec 6b), a function itself: its kind, the
+ * function it transforms and the parameter it differentiates with respect
+ * to. ir/derive.c gives its signature; passes/derive.c builds its body when
+ * the inliner first needs it. */
+typedef enum { DV_NONE, DV_GRAD, DV_JVP, DV_VJP, DV_JACOBIAN, DV_HESSIAN, DV_COUNT } DeriveKind;
+extern const char *const ir_derive_names[DV_COUNT]; /* "grad", "jvp", ... */
 
 struct Function {
   const char *name;
   bool exported;
   FuncKind kind;
+  DeriveKind derive;        /* not DV_NONE: a transform of `base` with its signature */
+  Function *base;           /*   alone (results are placeholders) until it is built */
+  int wrt;                  /*   the parameter of base it differentiates */
+  Function *vjp_rule;       /* custom derivative rules (spec 6b), or NULL: */
+  Function *jvp_rule;       /*   calls of it are inlined as `custom` ops */
   Inst **params;
   int nparams;
   Inst *first, *last;       /* the body */
@@ -189,6 +219,11 @@ typedef struct Module {
   int nsyms, capsyms;
   bool show_activity;       /* the printer marks active values (sgc-opt --passes=activity) */
   const char *file;         /* the .sg file's name, for run-time error messages */
+  unsigned exports;         /* EXPORT_* flags: what passes/exports.c adds */
+  Diag *diag;               /* where passes report the program's errors (NULL: stderr) */
+  int errors;               /* how many they reported: the pipeline stops after such a pass */
+  const char *last_error;   /* the last one, not repeated at the same place */
+  Loc last_error_loc;
 } Module;
 
 /* ---- module and types (ir/ir.c) ---- */
@@ -197,6 +232,9 @@ void ir_module_free(Module *m);
 int ir_sym(Module *m, const char *name);        /* intern a size name */
 Function *ir_func_new(Module *m, const char *name);  /* appended to m->funcs */
 Function *ir_find_func(Module *m, const char *name);
+/* An error in the program found by a pass (AD meeting a derivative it
+ * cannot take, say), at loc, counted in m->errors. */
+void ir_error(Module *m, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 Inst *ir_add_param(Module *m, Function *f, const char *name, Type t, bool is_const);
 void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int n);
 /* `want`, or `want` + `suffix` (repeated) if a parameter or result of f
@@ -287,6 +325,21 @@ Inst *ir_matmulz_into(Builder *b, Inst *x, Inst *y, const Type *to);
 Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t);
 /* The sum of x over the axes broadcasting added, back to type `to`. */
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to);
+
+/* ---- derived functions (ir/derive.c) ----
+ * The transform `kind` of base with respect to its parameter wrt, named
+ * `base.kind.param`, with its signature (spec 6b) and located at `at` (the
+ * transform in the program: errors while building it point there); the
+ * same one when the module has it already. NULL with a message in err
+ * (naming the functions as the program writes them) when the transform does
+ * not apply. */
+Function *ir_derive(Module *m, DeriveKind kind, Function *base, int wrt, Loc at, char *err,
+                    size_t errlen);
+/* The signature of d (d->derive, base and wrt set, no parameters yet);
+ * false with a message when the transform does not apply. */
+bool ir_derive_signature(Module *m, Function *d, char *err, size_t errlen);
+/* How the program writes f: its name, or a transform like grad(f, wrt=x). */
+const char *ir_func_display(Module *m, const Function *f);
 
 /* ---- size expressions (ir/size.c) ----
  * The ops return false when the result would not fit (too many terms, a

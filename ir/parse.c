@@ -74,6 +74,8 @@ typedef struct Ref {
   size_t len;
   Loc loc;
   Inst *inst; /* call/grad whose callee this is; NULL for pending values */
+  Function *fn; /* a derived function whose base this is, or whose rule */
+  bool jvp;     /* a rule: the jvp one (else the vjp one) */
 } Ref;
 
 typedef struct RefVec {
@@ -92,6 +94,8 @@ typedef struct Parser {
   Map funcs;     /* @name -> Function */
   Map vals;      /* %name -> Inst, for the function being read */
   RefVec callees;/* call/grad instructions, resolved at the end */
+  RefVec bases;  /* the bases of derived functions, resolved at the end */
+  RefVec rules;  /* functions' rules, resolved at the end */
   RefVec pending;/* values used before definition in this function */
   Inst *poison;  /* stands in for an operand that could not be resolved */
   /* Scratch lists, reused and freed at the end: a syntax error can leave
@@ -478,7 +482,7 @@ static Inst *parse_value(Parser *p) {
   if (e->state == E_FREE) {
     e->state = E_PENDING;
     e->use = t.loc;
-    ref_push(&p->pending, (Ref){t.s + 1, t.len - 1, t.loc, NULL});
+    ref_push(&p->pending, (Ref){.name = t.s + 1, .len = t.len - 1, .loc = t.loc});
   }
   return NULL;
 }
@@ -507,7 +511,7 @@ static Op find_op(const Token *t) {
 
 /* The attributes an instruction carries, as written. */
 typedef struct Attrs {
-  bool has_axes, has_perm, has_wrt, has_index;
+  bool has_axes, has_perm, has_wrt, has_index, has_rules;
   unsigned axes;
   int perm[IR_MAX_RANK], nperm;
   int wrt, index;
@@ -521,14 +525,14 @@ static void parse_attr(Parser *p, Attrs *a) {
   expect(p, '{');
   Token key = p->tok;
   bool axes = is_word(p, "axes"), perm = is_word(p, "perm"), wrt = is_word(p, "wrt");
-  bool index = is_word(p, "index");
+  bool index = is_word(p, "index"), rules = is_word(p, "rules");
   bool result = is_word(p, "result"); /* a call's result index: kept in wrt */
   wrt |= result;
-  if (!axes && !perm && !wrt && !index)
-    fail_expected(p, "an attribute (axes, perm, wrt, index or result)");
+  if (!axes && !perm && !wrt && !index && !rules)
+    fail_expected(p, "an attribute (axes, perm, wrt, index, result or rules)");
   next(p);
   if ((axes && a->has_axes) || (perm && a->has_perm) || (wrt && a->has_wrt) ||
-      (index && a->has_index)) {
+      (index && a->has_index) || (rules && a->has_rules)) {
     error_at(p, key.loc, "%.*s given twice", SHOW(key.s, key.len));
     a->bad = true;
   }
@@ -539,6 +543,9 @@ static void parse_attr(Parser *p, Attrs *a) {
   } else if (index) {
     a->has_index = true;
     a->index = (int)parse_int(p, 1000000000, "a result index");
+  } else if (rules) { /* custom: which rules it has, kept in index */
+    a->has_rules = true;
+    a->index = (int)parse_int(p, CUSTOM_VJP | CUSTOM_JVP, "a set of rules (0 to 3)");
   } else {
     if (axes) {
       a->has_axes = true;
@@ -577,7 +584,7 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
   const char *name = ir_ops[op].name;
   bool reduce = ir_ops[op].shape == SH_REDUCE || (ir_ops[op].flags & F_AXIS),
        transpose = op == OP_transpose;
-  bool calls = op == OP_call || op == OP_grad;
+  bool calls = op == OP_call || op == OP_custom; /* custom: the name alone */
   if (calls && !callee) {
     error_at(p, optok->loc, "%s needs a callee (@name)", name);
     ok = false;
@@ -593,8 +600,12 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
     error_at(p, optok->loc, transpose ? "%s needs {perm=[...]}" : "%s takes no perm", name);
     ok = false;
   }
-  if (op != OP_call && (op == OP_grad) != a->has_wrt) {
-    error_at(p, optok->loc, op == OP_grad ? "%s needs {wrt=N}" : "%s takes no wrt", name);
+  if (op != OP_call && a->has_wrt) {
+    error_at(p, optok->loc, "%s takes no wrt", name);
+    ok = false;
+  }
+  if ((op == OP_custom) != a->has_rules) {
+    error_at(p, optok->loc, op == OP_custom ? "%s needs {rules=N}" : "%s takes no rules", name);
     ok = false;
   }
   if ((op == OP_proj) != a->has_index) {
@@ -670,12 +681,15 @@ static void parse_regions(Parser *p, Function *f, Inst *i, const Token *res, int
                           bool ok) {
   Type *tup = ARENA_ARRAY(p->m->arena, Type, ntup + 1);
   memcpy(tup, p->tup, sizeof(Type) * (size_t)ntup);
-  i->nregions = i->op == OP_for || i->op == OP_unloop ? 1 : 2;
+  i->nregions = i->op == OP_for || i->op == OP_unloop ? 1 : i->op == OP_custom ? 3 : 2;
   i->regions = ARENA_ARRAY(p->m->arena, Region, i->nregions);
   for (int k = 0; k < i->nregions; k++) {
     i->regions[k].owner = i;
-    if (k == 1)
-      expect_word(p, i->op == OP_while ? "do" : "else");
+    if (k >= 1)
+      expect_word(p, i->op == OP_while    ? "do"
+                     : i->op != OP_custom ? "else"
+                     : k == 1             ? "vjp"
+                                          : "jvp");
     parse_region(p, f, &i->regions[k]);
   }
   if (!ok)
@@ -764,6 +778,9 @@ static void parse_inst(Parser *p, Function *f) {
       ok = check_form(p, op, &optok, &a, callee.kind == T_GLOBAL);
     Builder b = {p->m, f, NULL, res.loc, p->region};
     Inst *i = ir_new_inst(&b, op, ir_scalar(IR_TUPLE), (Inst **)args->data, args->len);
+    i->index = a.index;
+    if (callee.kind == T_GLOBAL && op == OP_custom)
+      i->name = arena_strndup(p->m->arena, callee.s + 1, callee.len - 1);
     define_value(p, &res, i);
     parse_regions(p, f, i, &res, ntup, ok && !a.bad);
     return;
@@ -794,8 +811,8 @@ static void parse_inst(Parser *p, Function *f) {
   i->index = a.index;
   attr.dtype = type.dtype;
   i->attr = attr;
-  if (callee.kind == T_GLOBAL && (op == OP_call || op == OP_grad))
-    ref_push(&p->callees, (Ref){callee.s + 1, callee.len - 1, callee.loc, i});
+  if (callee.kind == T_GLOBAL && op == OP_call)
+    ref_push(&p->callees, (Ref){.name = callee.s + 1, .len = callee.len - 1, .loc = callee.loc, .inst = i});
 
   if (ok && op == OP_transpose && i->nargs == 1 && a.nperm != i->args[0]->type.rank) {
     error_at(p, res.loc, "perm lists %d axes, but the operand has rank %d", a.nperm,
@@ -912,8 +929,54 @@ static void parse_ret(Parser *p, Function *f) {
   ir_set_results(p->m, f, (Inst **)vals->data, (const char **)p->res_names.data, n);
 }
 
-/* function = "export"? "func" GLOBAL "(" (param ("," param)*)? ")" "->" results
- *            "{" inst* ret "}" */
+/* derived = KIND GLOBAL "{" "wrt" "=" NUM "}", after "func" GLOBAL "=":
+ * a derived function (ir/derive.c), its signature made once its base is
+ * known (resolve_bases). */
+static void parse_derived(Parser *p, Function *f, Loc at) {
+  int kind = 0;
+  for (int k = 1; k < DV_COUNT; k++)
+    if (is_word(p, ir_derive_names[k]))
+      kind = k;
+  if (!kind)
+    fail_expected(p, "a transform (grad, jvp, vjp, jacobian or hessian)");
+  next(p);
+  if (p->tok.kind != T_GLOBAL)
+    fail_expected(p, "the function it transforms (@name)");
+  Token base = p->tok;
+  next(p);
+  Attrs a = {0};
+  parse_attr(p, &a);
+  if (!a.has_wrt)
+    fail_expected(p, "{wrt=N}");
+  if (f->exported)
+    error_at(p, at, "a derived function cannot be exported");
+  f->derive = (DeriveKind)kind;
+  f->wrt = a.wrt;
+  ref_push(&p->bases, (Ref){.name = base.s + 1, .len = base.len - 1, .loc = base.loc, .fn = f});
+}
+
+/* rules = "rules" "(" ("vjp" | "jvp") "=" GLOBAL ("," ...)? ")": a function's
+ * derivative rules, resolved at the end like callees. */
+static void parse_rules(Parser *p, Function *f) {
+  next(p);
+  expect(p, '(');
+  do {
+    bool jvp = is_word(p, "jvp");
+    if (!jvp && !is_word(p, "vjp"))
+      fail_expected(p, "vjp= or jvp=");
+    next(p);
+    expect(p, '=');
+    if (p->tok.kind != T_GLOBAL)
+      fail_expected(p, "a function (@name)");
+    ref_push(&p->rules, (Ref){.name = p->tok.s + 1, .len = p->tok.len - 1, .loc = p->tok.loc,
+                              .fn = f, .jvp = jvp});
+    next(p);
+  } while (accept(p, ','));
+  expect(p, ')');
+}
+
+/* function = "export"? "func" GLOBAL ( "=" derived
+ *            | "(" (param ("," param)*)? ")" "->" results "{" inst* ret "}" ) */
 static void parse_function(Parser *p) {
   Loc loc = p->tok.loc;
   bool exported = is_word(p, "export");
@@ -933,6 +996,10 @@ static void parse_function(Parser *p) {
   f->exported = exported;
   f->kind = FN_PLAIN;
   f->loc = loc;
+  if (accept(p, '=')) {
+    parse_derived(p, f, name.loc);
+    return;
+  }
 
   map_free(&p->vals);
   p->pending.len = 0;
@@ -954,6 +1021,8 @@ static void parse_function(Parser *p) {
     fail_expected(p, "'->'");
   next(p);
   parse_results(p);
+  if (is_word(p, "rules")) /* rules(vjp=@g, jvp=@h) */
+    parse_rules(p, f);
   expect(p, '{');
   while (p->tok.kind == T_VALUE)
     parse_inst(p, f);
@@ -975,11 +1044,7 @@ static void parse_module(Parser *p) {
 
 /* ---- after the last function ---- */
 
-/* Point each call and grad at its function. A grad also needs what the
- * language's checker guarantees and the verifier does not check (the
- * inliner relies on both): a callee with one float scalar result, and one
- * operand per callee parameter. Calls' operand counts and grads' wrt are
- * left to the verifier. */
+/* Point each call at its function (operand counts are the verifier's). */
 static void resolve_callees(Parser *p) {
   for (int k = 0; k < p->callees.len; k++) {
     Ref *r = &p->callees.data[k];
@@ -987,17 +1052,51 @@ static void resolve_callees(Parser *p) {
     Function *g = e->val;
     Inst *i = r->inst;
     i->callee = g;
-    if (!g) {
+    if (!g)
       error_at(p, r->loc, "unknown function @%.*s", SHOW(r->name, r->len));
-    } else if (i->op == OP_grad) {
-      if (g->nresults != 1 || g->results[0]->type.rank != 0 ||
-          !ir_is_float(g->results[0]->type.dtype))
-        error_at(p, r->loc, "grad needs @%s to return one float scalar", g->name);
-      else if (i->nargs != g->nparams)
-        error_at(p, r->loc, "grad of @%s takes %d operand%s, got %d", g->name, g->nparams,
-                 g->nparams == 1 ? "" : "s", i->nargs);
-    }
   }
+}
+
+/* Each derived function's base, then its signature, bases first (a
+ * derivation that leads back to itself is an error). */
+static void sign_derived(Parser *p, Function *f, Loc loc) {
+  if (!f->derive || f->nresults || !f->base)
+    return;
+  if (f->mark) {
+    error_at(p, loc, "@%s is derived from itself", f->name);
+    return;
+  }
+  f->mark = 1;
+  sign_derived(p, f->base, loc);
+  char err[512];
+  if (!p->diag->errors && !ir_derive_signature(p->m, f, err, sizeof err))
+    error_at(p, loc, "%s", err);
+  f->mark = 0;
+}
+
+static void resolve_rules(Parser *p) {
+  for (int k = 0; k < p->rules.len; k++) {
+    Ref *r = &p->rules.data[k];
+    Function *g = map_get(&p->funcs, r->name, r->len)->val;
+    if (!g)
+      error_at(p, r->loc, "unknown function @%.*s", SHOW(r->name, r->len));
+    else if (r->jvp)
+      r->fn->jvp_rule = g;
+    else
+      r->fn->vjp_rule = g;
+  }
+}
+
+static void resolve_bases(Parser *p) {
+  for (int k = 0; k < p->bases.len; k++) {
+    Ref *r = &p->bases.data[k];
+    Entry *e = map_get(&p->funcs, r->name, r->len);
+    r->fn->base = e->val;
+    if (!e->val)
+      error_at(p, r->loc, "unknown function @%.*s", SHOW(r->name, r->len));
+  }
+  for (int k = 0; k < p->bases.len && !p->diag->errors; k++)
+    sign_derived(p, p->bases.data[k].fn, p->bases.data[k].loc);
 }
 
 /* The language has no recursion and the inliner relies on that: find a
@@ -1020,7 +1119,7 @@ static void check_recursion(Parser *p) {
     root->mark = BUSY;
     while (sp > 0) {
       Frame *top = &stack[sp - 1];
-      while (top->at && !((top->at->op == OP_call || top->at->op == OP_grad) && top->at->callee))
+      while (top->at && !(top->at->op == OP_call && top->at->callee))
         top->at = top->at->next;
       if (!top->at) {
         top->f->mark = DONE;
@@ -1062,6 +1161,8 @@ Module *ir_parse(Diag *diag, const char *src, size_t len) {
   if (setjmp(p->bail) == 0) {
     next(p);
     parse_module(p);
+    resolve_bases(p);
+    resolve_rules(p);
     resolve_callees(p);
     if (diag->errors == errors)
       check_recursion(p);
@@ -1069,6 +1170,8 @@ Module *ir_parse(Diag *diag, const char *src, size_t len) {
   map_free(&p->funcs);
   map_free(&p->vals);
   free(p->callees.data);
+  free(p->bases.data);
+  free(p->rules.data);
   free(p->pending.data);
   vec_free(&p->args);
   vec_free(&p->params);

@@ -21,6 +21,13 @@
  *   }
  *   %11 = proj %5 {index=0} : f32
  *
+ * A function with derivative rules names them after its results,
+ * `-> f32[n] rules(vjp=@g, jvp=@h) {`, and the custom op that inlines one
+ * prints its three regions as `{ body } vjp { ... } jvp { ... }`.
+ * A derived function not built yet (ir/derive.c) prints as its definition:
+ *
+ *   func @loss.grad.w = grad @loss {wrt=0}
+ *
  * ir/parse.c reads this format back; printing what it parsed gives the same
  * text. */
 #include <string.h>
@@ -80,8 +87,10 @@ static void print_region(FILE *out, const Module *m, const Region *r, int depth)
 static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
   indent(out, depth);
   fprintf(out, "%%%d = %s", i->id, ir_ops[i->op].name);
-  if (i->op == OP_grad || i->op == OP_call)
+  if (i->op == OP_call)
     fprintf(out, " @%s", i->callee->name);
+  if (i->op == OP_custom) /* the function it inlines, for messages */
+    fprintf(out, " @%s", i->name);
   if (i->op == OP_const)
     fprintf(out, " %.17g", i->num);
   if (i->op == OP_count) {
@@ -110,10 +119,10 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
   default:
     break;
   }
-  if (i->op == OP_grad)
-    fprintf(out, " {wrt=%d}", i->wrt);
   if (i->op == OP_proj)
     fprintf(out, " {index=%d}", i->index);
+  if (i->op == OP_custom)
+    fprintf(out, " {rules=%d}", i->index);
   if (i->op == OP_call && i->wrt > 0)
     fprintf(out, " {result=%d}", i->wrt);
   fputs(" : ", out);
@@ -135,7 +144,8 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
     print_region(out, m, &i->regions[r], depth + 1);
     indent(out, depth);
     if (r + 1 < i->nregions)
-      fputs(i->op == OP_while ? "} do {\n" : "} else {\n", out);
+      fputs(i->op == OP_while ? "} do {\n" : i->op == OP_custom ? (r ? "} jvp {\n" : "} vjp {\n")
+                                                              : "} else {\n", out);
     else
       fputs("}\n", out);
   }
@@ -147,6 +157,11 @@ static void print_block(FILE *out, const Module *m, const Inst *first, int depth
 }
 
 void ir_print_func(FILE *out, Module *m, Function *f) {
+  if (f->derive) { /* not built yet: its definition */
+    fprintf(out, "func @%s = %s @%s {wrt=%d}\n", f->name, ir_derive_names[f->derive],
+            f->base->name, f->wrt);
+    return;
+  }
   ir_renumber(f);
   fprintf(out, "%sfunc @%s(", f->exported ? "export " : "", f->name);
   for (int k = 0; k < f->nparams; k++) {
@@ -165,6 +180,14 @@ void ir_print_func(FILE *out, Module *m, Function *f) {
   }
   if (!plain)
     fputc(')', out);
+  if (f->vjp_rule || f->jvp_rule) { /* spec 6b's rules */
+    fputs(" rules(", out);
+    if (f->vjp_rule)
+      fprintf(out, "vjp=@%s%s", f->vjp_rule->name, f->jvp_rule ? ", " : "");
+    if (f->jvp_rule)
+      fprintf(out, "jvp=@%s", f->jvp_rule->name);
+    fputc(')', out);
+  }
   fputs(" {\n", out);
   print_block(out, m, f->first, 1);
   fputs("  ret", out);

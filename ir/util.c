@@ -61,15 +61,21 @@ char *arena_strndup(Arena *a, const char *s, size_t n) {
 
 char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
-char *arena_printf(Arena *a, const char *fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap) {
+  va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
   char *p = arena_alloc(a, (size_t)n + 1);
   vsnprintf(p, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
+  return p;
+}
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = arena_vprintf(a, fmt, ap);
+  va_end(ap);
   return p;
 }
 

@@ -30,6 +30,7 @@ void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
 char *arena_printf(Arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))

@@ -99,10 +99,57 @@ static bool is_scalar_of(const Inst *x, DType dt) {
   return x->type.rank == 0 && x->type.dtype == dt;
 }
 
-/* The shape of a for, while or if (ir.h): a message, or NULL if it is fine. */
+/* The rules of a custom op (ir.h) against its callee's signature, as the
+ * arguments instantiate it. */
+static const char *custom_shape_error(const Inst *i) {
+  const Region *r = i->regions;
+  if (r[0].nparams)
+    return "the body of custom takes no arguments";
+  int ny = r[0].nyields, nf = 0, nd = i->nargs;
+  for (int k = 0; k < ny; k++)
+    nf += ir_is_float(r[0].yields[k]->type.dtype);
+  for (int k = 0; k < nd; k++)
+    if (!ir_is_float(i->args[k]->type.dtype))
+      return "custom's arguments are float values";
+  for (int q = 1; q <= 2; q++) {
+    const Region *g = &r[q];
+    if (!(i->index & (q == 1 ? CUSTOM_VJP : CUSTOM_JVP))) {
+      if (g->nparams || g->nyields || g->first)
+        return "a rule custom does not have must be an empty region";
+      continue;
+    }
+    int want_params = q == 1 ? ny + nf : nd, want_yields = q == 1 ? nd : nf;
+    if (g->nparams != want_params || g->nyields != want_yields)
+      return q == 1 ? "the vjp rule of custom takes the results and their cotangents and yields "
+                      "a cotangent per differentiable argument"
+                    : "the jvp rule of custom takes a tangent per differentiable argument and "
+                      "yields the results' tangents";
+    for (int k = 0; k < nd; k++) {
+      const Inst *x = q == 1 ? g->yields[k] : g->params[k];
+      if (!ir_type_eq(&x->type, &i->args[k]->type))
+        return "a rule's cotangent or tangent is not typed like its argument";
+    }
+    for (int k = 0, j = 0; k < ny; k++) {
+      const Type *t = &r[0].yields[k]->type;
+      if (q == 1 && !ir_type_eq(&g->params[k]->type, t))
+        return "the vjp rule's results are not typed like the body's";
+      if (!ir_is_float(t->dtype))
+        continue;
+      const Inst *x = q == 1 ? g->params[ny + j] : g->yields[j];
+      if (!ir_type_eq(&x->type, t))
+        return "a rule's result cotangent or tangent is not typed like the result";
+      j++;
+    }
+  }
+  return NULL;
+}
+
+/* The shape of a region op (ir.h): a message, or NULL if it is fine. */
 static const char *region_shape_error(Verifier *v, const Inst *i, char *msg, size_t len) {
   const Region *r = i->regions;
   int n = i->op == OP_for ? i->nargs - 2 : i->nargs;
+  if (i->op == OP_custom)
+    return i->nregions == 3 ? custom_shape_error(i) : "custom has three regions";
   if (i->nregions != (i->op == OP_for || i->op == OP_unloop ? 1 : 2))
     return "wrong number of regions";
   if (i->op == OP_unloop) {
@@ -229,8 +276,6 @@ static void verify_block(Verifier *v, Inst *first) {
         v->errors += report(m, f, i, v->after, msg);
       }
     }
-    if (i->op == OP_grad && (!i->callee || i->wrt < 0 || i->wrt >= i->callee->nparams))
-      v->errors += report(m, f, i, v->after, "grad without a valid callee and wrt");
     if (i->op == OP_call && (!i->callee || i->callee->nparams != i->nargs ||
                              (i->wrt > 0 && i->wrt >= i->callee->nresults)))
       v->errors += report(m, f, i, v->after, "call without a matching callee");
@@ -250,6 +295,8 @@ static void clear_marks(Function *f) {
 }
 
 static int verify_func(Module *m, Function *f, const char *after) {
+  if (f->derive) /* a signature alone (ir/derive.c), checked when it was made */
+    return f->base ? 0 : report(m, f, NULL, after, "a derived function without a base");
   Verifier v = {m, f, after, 0};
   char msg[512];
   ir_renumber(f);

@@ -15,10 +15,10 @@
 #include "passes.h"
 
 /* Whether i's derivative with respect to its operand k can be non-zero. A
- * call or grad (only before inlining: --emit-dot=parsed) is differentiable
- * in the arguments of the callee's non-const parameters. */
+ * call (only before inlining: --emit-dot=parsed) is differentiable in the
+ * arguments of the callee's non-const parameters. */
 static bool flows(const Inst *i, int k) {
-  if (i->op == OP_call || i->op == OP_grad)
+  if (i->op == OP_call)
     return k < i->callee->nparams && !i->callee->params[k]->is_const;
   return ad_propagates(i->op);
 }
@@ -47,93 +47,136 @@ static bool differentiable_type(const Inst *x) {
   return x->type.dtype == DT_F32 || x->type.dtype == DT_F64;
 }
 
-static int lead(const Inst *op) { return op->op == OP_for || op->op == OP_unloop; }
+/* The block argument of loop body `r` holding state value k (carried value
+ * or, for an unloop, accumulator k), and the operand that initialises it:
+ * for [lo, hi, init...] with params [i, c...]; while [init...] with [c...];
+ * unloop [loop, acc...] with [i, c..., acc...], c the loop's carried values. */
+static Inst *state_param(Inst *op, Region *r, int k) {
+  if (op->op == OP_unloop)
+    return r->params[1 + ir_num_results(op->args[0]) + k];
+  return r->params[(op->op == OP_for) + k];
+}
+static Inst *state_init(Inst *op, int k) {
+  return op->args[k + (op->op == OP_for ? 2 : op->op == OP_unloop ? 1 : 0)];
+}
 
 /* The region whose block arguments are a loop's carried values. */
 static Region *loop_body(Inst *op) { return &op->regions[op->op == OP_while ? 1 : 0]; }
 
 static bool result_varied(Inst *op, int k) {
+  if (op->op == OP_custom) /* as its rules say: from any differentiated argument */
+    return op->active && ir_is_float(ir_result_type(op, k).dtype);
   if (op->op == OP_if)
     return op->regions[0].yields[k]->active || op->regions[1].yields[k]->active;
-  return loop_body(op)->params[lead(op) + k]->active;
+  return state_param(op, loop_body(op), k)->active;
 }
 
-static void vary_block(Inst *first);
+/* `any`: dependence through every op and dtype (ad_depends), not only
+ * through non-zero derivatives of float values. */
+static bool carries(const Inst *x, bool any) { return any || differentiable_type(x); }
 
-static void vary_region(Inst *op) {
+static void vary_block(Inst *first, bool any);
+
+/* An unloop recomputes its loop's iterations from the carried values it
+ * receives: those are varied as the loop's are. */
+static void vary_region(Inst *op, bool any) {
   op->active = false;
-  if (op->op == OP_if) {
-    vary_block(op->regions[0].first);
-    vary_block(op->regions[1].first);
+  int n = ir_num_results(op);
+  if (op->op == OP_custom) { /* a call whose derivative its rules give */
+    for (int r = 0; r < op->nregions; r++)
+      vary_block(op->regions[r].first, any);
+    for (int k = 0; k < op->nargs; k++)
+      op->active |= op->args[k]->active;
     return;
   }
-  int n = ir_num_results(op), l = lead(op);
-  Inst *const *init = op->args + (op->op == OP_while ? 0 : op->op == OP_for ? 2 : 1);
+  if (op->op == OP_if) {
+    vary_block(op->regions[0].first, any);
+    vary_block(op->regions[1].first, any);
+    for (int k = 0; k < n && !op->active; k++)
+      op->active = result_varied(op, k);
+    return;
+  }
   for (int r = 0; r < op->nregions; r++) {
-    for (int k = 0; k < op->regions[r].nparams; k++)
-      op->regions[r].params[k]->active = false;
-    for (int k = 0; k < n && op->op != OP_unloop; k++)
-      op->regions[r].params[l + k]->active = differentiable_type(init[k]) && init[k]->active;
+    Region *reg = &op->regions[r];
+    for (int k = 0; k < reg->nparams; k++)
+      reg->params[k]->active = false;
+    for (int k = 0; k < n; k++)
+      state_param(op, reg, k)->active =
+          carries(state_init(op, k), any) && state_init(op, k)->active;
+  }
+  if (op->op == OP_unloop) {
+    Inst *loop = op->args[0];
+    for (int k = 0; k < ir_num_results(loop); k++)
+      op->regions[0].params[1 + k]->active = state_param(loop, loop_body(loop), k)->active;
   }
   Region *body = loop_body(op);
   for (bool changed = true; changed;) {
-    vary_block(body->first);
+    vary_block(body->first, any);
     changed = false;
-    for (int k = 0; k < n && op->op != OP_unloop; k++) {
-      Inst *p = body->params[l + k];
-      if (body->yields[k]->active && !p->active && differentiable_type(p)) {
+    for (int k = 0; k < n; k++) {
+      Inst *p = state_param(op, body, k);
+      if (body->yields[k]->active && !p->active && carries(p, any)) {
         for (int r = 0; r < op->nregions; r++)
-          op->regions[r].params[l + k]->active = true;
+          state_param(op, &op->regions[r], k)->active = true;
         changed = true;
       }
     }
   }
   if (op->op == OP_while)
-    vary_block(op->regions[0].first);
+    vary_block(op->regions[0].first, any);
+  for (int k = 0; k < n && !op->active; k++)
+    op->active = result_varied(op, k);
 }
 
-static void vary_block(Inst *first) {
+static void vary_block(Inst *first, bool any) {
   for (Inst *i = first; i; i = i->next) {
     i->active = false;
     if (i->nregions) {
-      vary_region(i);
+      vary_region(i, any);
       continue;
     }
     if (i->op == OP_proj) {
-      i->active = differentiable_type(i) && result_varied(i->args[0], i->index);
+      i->active = carries(i, any) && result_varied(i->args[0], i->index);
       continue;
     }
     /* i32 and bool values have zero derivative (spec section 7) */
-    if (!differentiable_type(i))
+    if (!carries(i, any))
       continue;
     for (int k = 0; k < i->nargs; k++)
-      i->active |= i->args[k]->active && flows(i, k);
+      i->active |= i->args[k]->active && (any || flows(i, k));
   }
 }
 
 static void use_block(Function *f, Inst *last);
 
+/* An unloop's carried-value arguments pass no usefulness back into its
+ * loop: reverse mode refuses to differentiate an active unloop (ad_region.c),
+ * so only its accumulators matter. */
 static void use_region(Function *f, Inst *op) {
+  if (op->op == OP_custom) { /* its rules see every argument */
+    for (int k = 0; k < op->nargs; k++)
+      op->args[k]->aux = f;
+    return;
+  }
   if (op->op == OP_if) {
     use_block(f, op->regions[0].last);
     use_block(f, op->regions[1].last);
     return;
   }
-  int n = ir_num_results(op), l = lead(op);
+  int n = ir_num_results(op);
   Region *body = loop_body(op);
   for (bool changed = true; changed;) {
     use_block(f, body->last);
     changed = false;
-    for (int k = 0; k < n && op->op != OP_unloop; k++)
-      if (body->params[l + k]->aux && !body->yields[k]->aux) {
+    for (int k = 0; k < n; k++)
+      if (state_param(op, body, k)->aux && !body->yields[k]->aux) {
         body->yields[k]->aux = f;
         changed = true;
       }
   }
-  Inst *const *init = op->args + (op->op == OP_while ? 0 : 2);
-  for (int k = 0; k < n && op->op != OP_unloop; k++)
-    if (body->params[l + k]->aux)
-      init[k]->aux = f;
+  for (int k = 0; k < n; k++)
+    if (state_param(op, body, k)->aux)
+      state_init(op, k)->aux = f;
 }
 
 /* useful, backward: aux marks values the result depends on */
@@ -144,7 +187,7 @@ static void use_block(Function *f, Inst *last) {
     if (i->op == OP_proj) {
       Inst *op = i->args[0];
       op->aux = f;
-      for (int r = 0; r < op->nregions; r++)
+      for (int r = 0; r < op->nregions && op->op != OP_custom; r++)
         if (op->op == OP_if || r == op->nregions - 1)
           op->regions[r].yields[i->index]->aux = f;
       continue;
@@ -160,10 +203,11 @@ static void use_block(Function *f, Inst *last) {
 }
 
 /* active = varied and useful, then aux cleared; region ops themselves are
- * active when one of their results is. */
+ * active when one of their results is (after ad_varied alone: when one of
+ * their results is varied). */
 static void settle(Inst *first) {
   for (Inst *i = first; i; i = i->next) {
-    i->active &= i->aux != NULL;
+    i->active &= i->aux != NULL && !i->nregions;
     i->aux = NULL;
     for (int r = 0; r < i->nregions; r++) {
       for (int k = 0; k < i->regions[r].nparams; k++) {
@@ -190,13 +234,21 @@ static void clear_aux(Inst *first) {
   }
 }
 
-void ad_activity(Function *f, const bool *differentiable) {
+static void vary(Function *f, const bool *from, bool any) {
   for (int k = 0; k < f->nparams; k++)
-    f->params[k]->active = differentiable[k] && differentiable_type(f->params[k]);
-  vary_block(f->first);
+    f->params[k]->active = from[k] && carries(f->params[k], any);
+  vary_block(f->first, any);
   for (int k = 0; k < f->nparams; k++)
     f->params[k]->aux = NULL;
   clear_aux(f->first);
+}
+
+void ad_varied(Function *f, const bool *differentiable) { vary(f, differentiable, false); }
+
+void ad_depends(Function *f, const bool *from) { vary(f, from, true); }
+
+void ad_activity(Function *f, const bool *differentiable) {
+  ad_varied(f, differentiable);
   for (int k = 0; k < f->nresults; k++)
     f->results[k]->aux = f;
   use_block(f, f->last);

@@ -22,7 +22,7 @@
  * (relu, maximum, minimum, select, max, min) use select, so a loser gets an
  * exact 0 even from a NaN adjoint; the products that carry an adjoint in a
  * matmul, and the adjoint of mulz's second operand, leave out a term with a
- * zero factor on either side (matmulz, mul_either_zero). */
+ * zero factor on either side (matmulz, ad_mul_either_zero). */
 #include <string.h>
 
 #include "ad_internal.h"
@@ -59,10 +59,10 @@ static Inst *chain(AD *a, Inst *g, Inst *d) { return ir_binary(&a->b, OP_mulz, g
 
 /* u * v, or exactly 0 where either factor is zero: for products of two
  * values that may each be a zero adjoint while the other is infinite. */
-static Inst *mul_either_zero(AD *a, Inst *u, Inst *v) {
-  Inst *z = ir_const_like(&a->b, &v->type, 0);
-  Inst *vz = ir_binary(&a->b, OP_eq, v, z);
-  return ir_select(&a->b, vz, z, ir_binary(&a->b, OP_mulz, u, v));
+Inst *ad_mul_either_zero(Builder *b, Inst *u, Inst *v) {
+  Inst *z = ir_const_like(b, &v->type, 0);
+  Inst *vz = ir_binary(b, OP_eq, v, z);
+  return ir_select(b, vz, z, ir_binary(b, OP_mulz, u, v));
 }
 
 #define X (y->args[0])
@@ -142,7 +142,7 @@ static void ad_mulz(AD *a, Inst *y, Inst *g) {
   if (X->active)
     contribute(a, X, chain(a, g, Y2));
   if (Y2->active)
-    contribute(a, Y2, mul_either_zero(a, g, X));
+    contribute(a, Y2, ad_mul_either_zero(B, g, X));
 }
 static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (X->active)
@@ -193,8 +193,7 @@ static void ad_transpose(AD *a, Inst *y, Inst *g) {
     inv[y->perm[k]] = k;
   contribute(a, X, ir_transpose(B, g, inv));
 }
-/* The reduced value with its reduced axes kept as 1s, broadcast back. */
-static Inst *spread(AD *a, Inst *v, const Type *x, unsigned axes) {
+Inst *ad_spread(Builder *b, Inst *v, const Type *x, unsigned axes) {
   Type keep = *x;
   keep.dtype = v->type.dtype;
   for (int k = 0; k < x->rank; k++)
@@ -202,16 +201,16 @@ static Inst *spread(AD *a, Inst *v, const Type *x, unsigned axes) {
       keep.dim[k] = ir_lit(1);
   Type full = *x;
   full.dtype = v->type.dtype;
-  return ir_broadcast(B, ir_reshape(B, v, &keep), &full);
+  return ir_broadcast(b, ir_reshape(b, v, &keep), &full);
 }
-static void ad_sum(AD *a, Inst *y, Inst *g) { contribute(a, X, spread(a, g, &X->type, y->axes)); }
+static void ad_sum(AD *a, Inst *y, Inst *g) { contribute(a, X, ad_spread(B, g, &X->type, y->axes)); }
 /* max/min: ties split g evenly among the elements equal to the result. */
 static void ad_maxmin(AD *a, Inst *y, Inst *g) {
-  Inst *hit = ir_binary(B, OP_eq, X, spread(a, y, &X->type, y->axes));
+  Inst *hit = ir_binary(B, OP_eq, X, ad_spread(B, y, &X->type, y->axes));
   Inst *z = K(a, X, 0);
   Inst *cnt = ir_reduce(B, OP_sum, ir_select(B, hit, K(a, X, 1), z), y->axes);
   Inst *share = ir_binary(B, OP_div, g, cnt);
-  contribute(a, X, ir_select(B, hit, spread(a, share, &X->type, y->axes), z));
+  contribute(a, X, ir_select(B, hit, ad_spread(B, share, &X->type, y->axes), z));
 }
 /* outer(u, v) = u[:, None] * v[None, :], elementwise so it fuses */
 static Inst *outer(AD *a, Inst *u, Inst *v) {
@@ -222,12 +221,12 @@ static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type col = t;
   col.dim[1] = ir_lit(1);
   Inst *uc = ir_broadcast(B, ir_reshape(B, u, &col), &t);
-  return mul_either_zero(a, uc, ir_broadcast(B, v, &t));
+  return ad_mul_either_zero(B, uc, ir_broadcast(B, v, &t));
 }
 /* The products below hold the adjoint g, which may be zero where the other
  * factor is infinite (the branch a select did not pick), or be infinite where
  * the other factor is zero: in every rank combination a term with a zero
- * factor is left out (matmulz, mul_either_zero), as docs/language.md 4.4
+ * factor is left out (matmulz, ad_mul_either_zero), as docs/language.md 4.4
  * promises. */
 /* x with its last two axes swapped (a view: the GEMM kernel reads it
  * transposed in place). */
@@ -275,7 +274,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = ir_matmulz(B, r, g);
     else
-      d = mul_either_zero(a, ir_broadcast(B, g, &r->type), r);
+      d = ad_mul_either_zero(B, ir_broadcast(B, g, &r->type), r);
     contribute(a, l, d);
   }
   if (r->active) {
@@ -285,7 +284,7 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
     else if (rr == 2)
       d = outer(a, l, g);
     else
-      d = mul_either_zero(a, ir_broadcast(B, g, &l->type), l);
+      d = ad_mul_either_zero(B, ir_broadcast(B, g, &l->type), l);
     contribute(a, r, d);
   }
 }
@@ -308,7 +307,7 @@ static void ad_unslice(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_slice); }
 #undef B
 
 static Rule *const rules[OP_COUNT] = {
-#define OP(name, arity, shape, adjoint, flags) [OP_##name] = adjoint,
+#define OP(name, arity, shape, adjoint, tangent, flags) [OP_##name] = adjoint,
 #include "../ir/ops.def"
 #undef OP
 };
@@ -344,16 +343,18 @@ void ad_clear_aux(Inst *first) {
   }
 }
 
-Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool with_value) {
+Function *ad_build(Module *m, Function *f, const char *name, const AdSpec *spec) {
   Function *g = ir_func_new(m, name);
   g->loc = f->loc;
   int nr = f->nresults;
-  bool vjp = nr > 1 || f->results[0]->type.rank > 0;
+  bool vjp = spec->seeds || nr > 1 || f->results[0]->type.rank > 0;
+  bool with_value = spec->with_value;
   g->kind = vjp ? FN_VJP : FN_GRAD;
   bool *diff = xmalloc(sizeof(bool) * (size_t)(f->nparams + nr + 1));
   for (int k = 0; k < f->nparams; k++) {
     Inst *p = f->params[k];
-    diff[k] = (only_wrt >= 0 ? k == only_wrt : !p->is_const) && ir_is_float(p->type.dtype);
+    diff[k] = (spec->only_wrt >= 0 ? k == spec->only_wrt : !p->is_const) &&
+              ir_is_float(p->type.dtype);
     p->aux = ir_add_param(m, g, p->name, p->type, p->is_const);
   }
   /* One cotangent per float result: `seed`, or seed0..seedm numbered by
@@ -364,12 +365,13 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
     if (!vjp || !ir_is_float(f->results[r]->type.dtype))
       continue;
     const char *want = nr == 1 ? "seed" : arena_printf(m->arena, "seed%d", r);
-    seeds[r] = ir_add_param(m, g, ir_unique_name(m, g, want, "_in"), f->results[r]->type, true);
+    seeds[r] = ir_add_param(m, g, ir_unique_name(m, g, want, "_in"), f->results[r]->type,
+                            !spec->seeds);
     diff[g->nparams - 1] = false;
   }
 
   /* The primal sweep: a copy of f. */
-  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g};
+  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g, .at = spec->at};
   for (Inst *i = f->first; i; i = i->next) {
     a.b.loc = i->loc;
     ir_copy_inst(&a.b, i, NULL, NULL);
@@ -425,67 +427,4 @@ Function *ad_build(Module *m, Function *f, const char *name, int only_wrt, bool 
   free(diff);
   ptrmap_free(&a.adj);
   return g;
-}
-
-static const char *gradient_name(Module *m, const Function *f) {
-  bool vjp = f->nresults > 1 || f->results[0]->type.rank > 0;
-  return arena_printf(m->arena, "%s_%s", f->name, vjp ? "vjp" : "grad");
-}
-
-/* Gradients are made for the exports that are not gradients themselves and
- * have none yet. The textual IR does not record FuncKind, so after a round
- * trip a gradient is known by its name (the checker keeps exports from
- * taking such names). Names are looked up in sets: a module of thousands
- * of exports must not take a quadratic number of comparisons. */
-
-/* A function whose results are all i32 has nothing to differentiate. */
-static bool has_float_result(const Function *f) {
-  for (int k = 0; k < f->nresults; k++)
-    if (ir_is_float(f->results[k]->type.dtype))
-      return true;
-  return false;
-}
-
-void pass_ad(Module *m) {
-  NameSet names = {0}, gradient_names = {0};
-  for (Function *f = m->funcs; f; f = f->next) {
-    nameset_add(&names, f->name);
-    if (f->exported && f->nresults > 0)
-      nameset_add(&gradient_names, gradient_name(m, f));
-  }
-  PtrVec todo = {0};
-  for (Function *f = m->funcs; f; f = f->next)
-    if (f->exported && f->kind == FN_PLAIN && has_float_result(f) &&
-        !nameset_has(&gradient_names, f->name) && !nameset_has(&names, gradient_name(m, f)))
-      vec_push(&todo, f);
-  nameset_free(&names);
-  nameset_free(&gradient_names);
-  Function *last = m->funcs;
-  while (last && last->next)
-    last = last->next;
-  PtrVec grads = {0};
-  for (int k = 0; k < todo.len; k++) {
-    Function *g = ad_build(m, todo.data[k], gradient_name(m, todo.data[k]), -1, true);
-    g->exported = true;
-    g->mark = 1;
-    vec_push(&grads, g);
-  }
-  /* ad_build appended the gradients; each goes right after its f, in one
-   * pass (moving them one by one would walk the list once per export). */
-  if (last) {
-    for (Function *a = last->next; a; a = a->next)
-      if (!a->mark)
-        die("ad_build added @%s, which is not a gradient", a->name);
-    last->next = NULL;
-    for (int k = 0; k < grads.len; k++) {
-      Function *f = todo.data[k], *g = grads.data[k];
-      g->next = f->next;
-      f->next = g;
-    }
-    m->funcs_hint = NULL;
-  }
-  for (int k = 0; k < grads.len; k++)
-    ((Function *)grads.data[k])->mark = 0;
-  vec_free(&grads);
-  vec_free(&todo);
 }

@@ -1,5 +1,7 @@
 /* What passes/ad.c (the rules, the sweep) and passes/ad_region.c (the
- * adjoints of loops and branches) share. */
+ * adjoints of loops and branches) share, and the helpers the tangent rules
+ * (passes/tangent.c) take from the adjoint rules so that both directions
+ * compute the same local derivatives. */
 #ifndef SGC_AD_INTERNAL_H
 #define SGC_AD_INTERNAL_H
 
@@ -11,6 +13,7 @@ typedef struct AD {
   Function *f;       /* the function being built */
   Region *cur;       /* the adjoint region being filled; NULL: the body */
   PtrMap *captured;  /* in a region: adjoints of values defined outside it */
+  Loc at;            /* the transform being built, for errors (line 0: none) */
 } AD;
 
 /* Add d to the adjoint of x (nothing if x is inactive). */
@@ -21,5 +24,13 @@ void ad_reverse_block(AD *a, Inst *last);
 void ad_reverse_region(AD *a, Inst *op);
 /* aux = NULL for a block, its regions' arguments and bodies. */
 void ad_clear_aux(Inst *first);
+
+/* u * v, or exactly 0 where v is zero (even for an infinite or NaN u):
+ * a product of two values that may each be a zero (co)tangent while the
+ * other is infinite. */
+Inst *ad_mul_either_zero(Builder *b, Inst *u, Inst *v);
+/* v, a reduction of a value of type x over `axes`, with those axes kept
+ * as 1s and broadcast back to x's shape (in v's dtype). */
+Inst *ad_spread(Builder *b, Inst *v, const Type *x, unsigned axes);
 
 #endif

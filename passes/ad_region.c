@@ -234,6 +234,67 @@ static void reverse_loop(AD *a, Inst *op, Inst **g) {
   free(K);
 }
 
+/* An unloop (a gradient through a loop, made by reverse mode) whose
+ * results a derivative flows through: reverse mode would have to reverse
+ * it again, which it cannot (spec 6b: an error naming what to write, never
+ * a wrong number). Forward over reverse can (passes/tangent_region.c). */
+static void reverse_over_reverse(AD *a, Inst *op) {
+  Loc loop = op->args[0]->loc, at = a->at.line ? a->at : op->loc;
+  const char *where = loop.src_line ? arena_printf(a->b.m->arena, "line %d of '%s'",
+                                                   loop.src_line, loop.inlined)
+                                    : arena_printf(a->b.m->arena, "line %d", loop.line);
+  ir_error(a->b.m, at, "reverse mode cannot differentiate a gradient through a loop again: the "
+           "gradient here reverses the loop at %s; for a second derivative write "
+           "jvp(grad(f, wrt=x), wrt=x) (forward over reverse) instead, or put that gradient "
+           "under stop_gradient", where);
+}
+
+/* The projs of op, by result (all of them exist: the inliner makes one per
+ * result, and nothing removes one before AD is done). */
+static Inst *proj_of(Inst *op, int k) {
+  for (Inst *p = op->next; p && p->op == OP_proj && p->args[0] == op; p = p->next)
+    if (p->index == k)
+      return p;
+  die("custom: result %d has no proj", k);
+}
+
+/* A custom op (a call of a function with rules, ir.h): its vjp rule's code,
+ * its parameters the results and their adjoints g (zero where none
+ * flowed), its yields the adjoints of the differentiable arguments. The
+ * rule's code is ordinary code, differentiated again where a higher order
+ * needs it. */
+static void reverse_custom(AD *a, Inst *op, Inst **g) {
+  if (!(op->index & CUSTOM_VJP)) {
+    ir_error(a->b.m, op->loc, "'%s' has a custom jvp but no vjp rule, and reverse mode needs "
+                              "one here", op->name);
+    return;
+  }
+  Region *r = &op->regions[1];
+  int n = ir_num_results(op), j = 0;
+  for (int k = 0; k < n; k++)
+    r->params[k]->aux = proj_of(op, k);
+  for (int k = 0; k < n; k++)
+    if (ir_is_float(ir_result_type(op, k).dtype)) {
+      Type t = ir_result_type(op, k);
+      r->params[n + j++]->aux = g[k] ? g[k] : zero(a, &t);
+    }
+  PtrVec cap = {0};
+  PtrMap seen = {0};
+  captures(r, r, &cap, &seen); /* read as they are */
+  for (Inst *i = r->first; i; i = i->next)
+    ir_copy_inst(&a->b, i, NULL, NULL);
+  for (int k = 0; k < op->nargs; k++)
+    ad_contribute(a, op->args[k], r->yields[k]->aux);
+  for (size_t k = 0; k < seen.cap; k++) /* every captured value, active or not */
+    if (seen.keys[k])
+      ((Inst *)seen.keys[k])->aux = NULL;
+  ptrmap_free(&seen);
+  vec_free(&cap);
+  ad_clear_aux(r->first);
+  for (int k = 0; k < r->nparams; k++)
+    r->params[k]->aux = NULL;
+}
+
 void ad_reverse_region(AD *a, Inst *op) {
   int n = ir_num_results(op);
   Inst **g = xmalloc(sizeof(Inst *) * (size_t)(n + 1));
@@ -246,6 +307,10 @@ void ad_reverse_region(AD *a, Inst *op) {
       reverse_if(a, op, g);
     else if (op->op == OP_for || op->op == OP_while)
       reverse_loop(a, op, g);
+    else if (op->op == OP_unloop)
+      reverse_over_reverse(a, op);
+    else if (op->op == OP_custom)
+      reverse_custom(a, op, g);
     else
       die("cannot differentiate through %s", ir_ops[op->op].name);
   }

@@ -66,7 +66,7 @@ static void cse_block(Function *f, Table *t, Inst *first) {
       }
       continue;
     }
-    if (i->op == OP_call || i->op == OP_grad)
+    if (i->op == OP_call)
       continue;
     size_t h = (size_t)hash(i) & t->mask;
     while (t->slot[h] && (t->slot[h] == TOMB || !same(t->slot[h], i)))
