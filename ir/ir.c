@@ -128,6 +128,15 @@ static bool name_taken(const Function *f, const char *name) {
   return false;
 }
 
+const char *ir_result_name(Module *m, const Function *f, const char *const *names, int n,
+                           const char *want) {
+  const char *name = ir_unique_name(m, f, want, "_out");
+  for (int j = 0; j < n; j++)
+    if (strcmp(names[j], name) == 0)
+      name = arena_printf(m->arena, "%s_out", name);
+  return name;
+}
+
 const char *ir_unique_name(Module *m, const Function *f, const char *want, const char *suffix) {
   const char *name = want;
   while (name_taken(f, name))

@@ -240,6 +240,10 @@ void ir_set_results(Module *m, Function *f, Inst **vals, const char **names, int
 /* `want`, or `want` + `suffix` (repeated) if a parameter or result of f
  * already has that name: the C ABI names every argument. */
 const char *ir_unique_name(Module *m, const Function *f, const char *want, const char *suffix);
+/* The name of a result being added after names[0..n) (f's results not set
+ * yet): `want`, made unique among f's parameters and those names. */
+const char *ir_result_name(Module *m, const Function *f, const char *const *names, int n,
+                           const char *want);
 void ir_remove_func(Module *m, Function *f);
 
 Type ir_scalar(DType dt);
@@ -365,6 +369,8 @@ bool ir_matmul_type(const Module *m, const Type *a, const Type *b, Type *out,
 Type ir_reduce_type(const Type *x, unsigned axes);
 Type ir_transpose_type(const Type *x, const int *perm);
 bool ir_reshape_ok(const Module *m, const Type *from, const Type *to);
+/* The element count of t as a polynomial; false if it does not fit. */
+bool ir_numel_poly(const Module *m, const Type *t, SizePoly *out);
 /* The result type `i` must have given its operands, or false with a message. */
 bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen);
 

@@ -112,8 +112,7 @@ Type ir_transpose_type(const Type *x, const int *perm) {
   return t;
 }
 
-/* The element count of t as a polynomial; false if it does not fit. */
-static bool numel_poly(const Module *m, const Type *t, SizePoly *out) {
+bool ir_numel_poly(const Module *m, const Type *t, SizePoly *out) {
   SizePoly p = ir_poly_const(1);
   for (int i = 0; i < t->rank; i++) {
     SizePoly d = ir_poly_of(m, t->dim[i]);
@@ -130,7 +129,7 @@ bool ir_reshape_ok(const Module *m, const Type *from, const Type *to) {
   if (ir_shape_eq(from, to))
     return true;
   SizePoly a, b;
-  return numel_poly(m, from, &a) && numel_poly(m, to, &b) && ir_poly_eq(&a, &b);
+  return ir_numel_poly(m, from, &a) && ir_numel_poly(m, to, &b) && ir_poly_eq(&a, &b);
 }
 
 static bool is_perm(const int *perm, int rank) {

@@ -408,11 +408,7 @@ Function *ad_build(Module *m, Function *f, const char *name, const AdSpec *spec)
     if (!d)
       d = ir_const_like(&a.b, &p->type, 0);
     res[nres] = d;
-    const char *want = arena_printf(m->arena, "d_%s", p->name);
-    names[nres] = ir_unique_name(m, g, want, "_out");
-    for (int j = 0; j < nres; j++) /* earlier gradient outputs too */
-      if (strcmp(names[j], names[nres]) == 0)
-        names[nres] = arena_printf(m->arena, "%s_out", names[nres]);
+    names[nres] = ir_result_name(m, g, names, nres, arena_printf(m->arena, "d_%s", p->name));
     nres++;
   }
   ir_set_results(m, g, res, names, nres);

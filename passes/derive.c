@@ -32,18 +32,6 @@ static Function *build_jvp(Module *m, Function *d, const char *name) {
 
 /* ---- vector mode: jacobian and hessian ---- */
 
-/* The element count of t; false when the size expression does not fit. */
-static bool numel(Module *m, const Type *t, SizePoly *out) {
-  SizePoly n = ir_poly_const(1);
-  for (int k = 0; k < t->rank; k++) {
-    SizePoly d = ir_poly_of(m, t->dim[k]);
-    if (!ir_poly_mul(m, &n, &d, &n))
-      return false;
-  }
-  *out = n;
-  return true;
-}
-
 static int degree(const SizePoly *p) {
   int d = 0;
   for (int k = 0; k < p->nterms; k++)
@@ -164,7 +152,7 @@ static Function *by_rows(Module *m, Function *d, const char *name) {
   for (int q = 0; q < ns; q++) {
     Inst *s = a->params[f->nparams + q];
     SizePoly n;
-    if (!numel(m, &s->type, &n))
+    if (!ir_numel_poly(m, &s->type, &n))
       die("jacobian: a result's size does not fit");
     Dim B = ir_poly_dim(m, &n);
     bool *mask = only(a, f->nparams + q);
@@ -187,10 +175,10 @@ static Function *by_rows(Module *m, Function *d, const char *name) {
 static Function *build_jacobian(Module *m, Function *d, const char *name) {
   Function *f = d->base;
   SizePoly np, nr = ir_poly_const(0), n;
-  bool ok = numel(m, &f->params[d->wrt]->type, &np);
+  bool ok = ir_numel_poly(m, &f->params[d->wrt]->type, &np);
   for (int r = 0; r < f->nresults && ok; r++)
     if (ir_is_float(f->results[r]->type.dtype))
-      ok = numel(m, &f->results[r]->type, &n) && ir_poly_add(m, &nr, &n, 1, &nr);
+      ok = ir_numel_poly(m, &f->results[r]->type, &n) && ir_poly_add(m, &nr, &n, 1, &nr);
   if (!ok)
     die("jacobian: the sizes do not fit");
   return fewer(&np, &nr) ? by_columns(m, d, f, name, &np) : by_rows(m, d, name);
@@ -202,7 +190,7 @@ static Function *build_hessian(Module *m, Function *d, const char *name) {
   AdSpec spec = {.only_wrt = d->wrt, .at = d->loc};
   Function *gr = ad_build(m, d->base, arena_printf(m->arena, "%s.grad", name), &spec);
   SizePoly np;
-  if (!numel(m, &d->base->params[d->wrt]->type, &np))
+  if (!ir_numel_poly(m, &d->base->params[d->wrt]->type, &np))
     die("hessian: the size does not fit");
   return by_columns(m, d, gr, name, &np);
 }

@@ -259,11 +259,8 @@ Function *tg_build(Module *m, Function *f, const char *name, const bool *wrt, co
     if (!ir_is_float(y->type.dtype))
       continue;
     res[nres] = tg_tangent_or_zero(&t, y);
-    const char *want = arena_printf(m->arena, "t_%s", f->result_names[r]);
-    names[nres] = ir_unique_name(m, g, want, "_out");
-    for (int j = 0; j < nres; j++) /* earlier results too */
-      if (strcmp(names[j], names[nres]) == 0)
-        names[nres] = arena_printf(m->arena, "%s_out", names[nres]);
+    names[nres] = ir_result_name(m, g, names, nres,
+                                 arena_printf(m->arena, "t_%s", f->result_names[r]));
     nres++;
   }
   ir_set_results(m, g, res, names, nres);

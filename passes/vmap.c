@@ -15,7 +15,8 @@
  * Each op is batched by its shape rule (ir/shape.c): elementwise ops take
  * their unbatched operands broadcast to [B, ...]; reductions, argmax and
  * transpose shift their axes by one; broadcast and reshape prepend B to the
- * target; the indexing ops work one axis further in, the index unchanged;
+ * target; ops along one axis (indexing, and any other F_AXIS op) work one
+ * axis further in, their float operands batched and an index unchanged;
  * matmul promotes vectors to matrices and puts B in front of the batch axes
  * (a batched GEMM, which folds into the rows when only one side is
  * batched). Loops and branches carry batched values where their initial
@@ -191,19 +192,25 @@ static Inst *batch_inst(VM *v, Inst *i) {
   default:
     break;
   }
-  if (info->flags & F_AXIS) { /* indexing: one axis further in, the index as it is */
-    if (i->args[1]->active) {
-      unbatchable(v, i, "its index");
-      return i->args[0]->aux;
+  if (info->flags & F_AXIS) { /* one axis further in: the data batched, an index as it is */
+    Inst **args = xmalloc(sizeof(Inst *) * (size_t)(i->nargs + 1));
+    for (int k = 0; k < i->nargs; k++) {
+      Inst *x = i->args[k];
+      if (ir_is_float(x->type.dtype)) {
+        args[k] = batched(v, x);
+        continue;
+      }
+      if (x->active)
+        unbatchable(v, i, "its index");
+      args[k] = x->aux;
+      if (i->op == OP_take_along || i->op == OP_scatter_along) { /* the index has data's rank */
+        Type it = bt(v, &x->type);
+        args[k] = ir_broadcast(&v->b, args[k], &it);
+      }
     }
-    a[0] = i->args[0]->aux;
-    a[1] = i->args[1]->aux;
-    if (i->op == OP_take_along || i->op == OP_scatter_along) { /* the index has data's rank */
-      Type it = bt(v, &a[1]->type);
-      a[1] = ir_broadcast(&v->b, a[1], &it);
-    }
-    Inst *c = retyped(v, i, a, &t);
+    Inst *c = retyped(v, i, args, &t);
     c->axes = i->axes << 1;
+    free(args);
     return c;
   }
   switch (i->op) {

@@ -139,83 +139,102 @@ class Checker:
             print("ok: %s %s" % (what, "x".join(map(str, a.shape))))
 
 
-def check_export(m, name, d, rng, ck):
-    f = m[name]
-    args = make_args(f, d, rng)
-    jvp = m.get(name + "_jvp")
-    grad = m.get(name + "_grad") or m.get(name + "_vjp")
-    if jvp is None:
-        print("ok: %s has no derivative entry points" % name)
-        return
-    np_ = len(f.params)
-    tparams = jvp.params[np_:]
-    diff = [next(k for k, p in enumerate(f.params) if "t_" + p.name == t.name) for t in tparams]
-    sizes = [args[k].size for k in diff]
-    n_in = sum(sizes)
-    outs = as_tuple(f(*args))
-    fres = [k for k, r in enumerate(f.results) if r.dtype != "i32"]
-    n_out = sum(np.asarray(outs[k]).size for k in fres)
+class Point:
+    """Export `name` of m at args: its differentiable parameters (those its
+    f_jvp takes a tangent for, .diff, with .sizes elements) and the Jacobian
+    of its float results with respect to them, [outputs, inputs], computed
+    by columns (forward), by rows (reverse) or by central differences."""
 
-    def split(vec):
+    def __init__(self, m, name, args):
+        self.f, self.args, self.name = m[name], args, name
+        self.jvp = m.get(name + "_jvp")
+        self.grad = m.get(name + "_grad") or m.get(name + "_vjp")
+        np_ = len(self.f.params)
+        self.diff = [next(k for k, p in enumerate(self.f.params) if "t_" + p.name == t.name)
+                     for t in self.jvp.params[np_:]] if self.jvp else []
+        self.sizes = [args[k].size for k in self.diff]
+        self.n_in = sum(self.sizes)
+        self.outs = self.f(*args)
+        self.fres = [k for k, r in enumerate(self.f.results) if r.dtype != "i32"]
+        self.n_out = sum(np.asarray(self.outs[k]).size for k in self.fres)
+
+    def split(self, vec):
         parts, at = [], 0
-        for k, s in zip(diff, sizes):
-            parts.append(vec[at:at + s].reshape(args[k].shape).astype(args[k].dtype))
+        for k, s in zip(self.diff, self.sizes):
+            parts.append(vec[at:at + s].reshape(self.args[k].shape).astype(self.args[k].dtype))
             at += s
         return parts
 
-    def flat_outs(vals):
-        return np.concatenate([np.asarray(vals[k], dtype=np.float64).ravel() for k in fres]) \
-            if fres else np.zeros(0)
+    def flat_outs(self, vals):
+        return np.concatenate([np.asarray(vals[k], dtype=np.float64).ravel() for k in self.fres]) \
+            if self.fres else np.zeros(0)
 
-    # forward: columns
-    Jf = np.zeros((n_out, n_in))
-    for j in range(n_in):
-        e = np.zeros(n_in)
-        e[j] = 1
-        r = as_tuple(jvp(*args, *split(e)))
-        nv = len(f.results)
-        for k in range(nv):  # the values are f's, bit for bit
-            if not np.array_equal(np.asarray(r[k]), np.asarray(outs[k]), equal_nan=True):
-                print("FAIL: %s_jvp's value differs from %s's" % (name, name))
+    def forward(self, ck):
+        J = np.zeros((self.n_out, self.n_in))
+        nv = len(self.f.results)
+        for j in range(self.n_in):
+            e = np.zeros(self.n_in)
+            e[j] = 1
+            r = self.jvp(*self.args, *self.split(e))
+            if not all(np.array_equal(np.asarray(r[k]), np.asarray(self.outs[k]), equal_nan=True)
+                       for k in range(nv)):  # the values are f's, bit for bit
+                print("FAIL: %s_jvp's value differs from %s's" % (self.name, self.name))
                 ck.failures += 1
-                break
-        Jf[:, j] = np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in r[nv:]]) \
-            if n_out else np.zeros(0)
-    # reverse: rows
-    Jr = np.zeros((n_out, n_in))
-    if grad is not None and n_out:
-        scalar = grad.__name__.endswith("_grad")
-        for i in range(1 if scalar else n_out):
+            J[:, j] = np.concatenate([np.asarray(t, dtype=np.float64).ravel() for t in r[nv:]]) \
+                if self.n_out else np.zeros(0)
+        return J
+
+    def reverse(self):
+        J = np.zeros((self.n_out, self.n_in))
+        scalar = self.grad.__name__.endswith("_grad")
+        for i in range(1 if scalar else self.n_out):
             if scalar:
-                r = as_tuple(grad(*args))
+                r = self.grad(*self.args)
             else:
-                e = np.zeros(n_out)
+                e = np.zeros(self.n_out)
                 e[i] = 1
                 seeds, at = [], 0
-                for k in fres:
-                    o = np.asarray(outs[k])
+                for k in self.fres:
+                    o = np.asarray(self.outs[k])
                     seeds.append(e[at:at + o.size].reshape(o.shape).astype(o.dtype))
                     at += o.size
-                r = as_tuple(grad(*args, *seeds))
-            Jr[i, :] = np.concatenate([np.asarray(g, dtype=np.float64).ravel()
-                                       for g in r[len(f.results):]])
-        ck.compare("%s forward = reverse" % name, Jf, Jr, d["fr"])
-    # central differences
-    if all(args[k].dtype == np.float64 for k in diff) and name not in d["nofd"]:
-        Jd = np.zeros((n_out, n_in))
-        base = np.concatenate([args[k].ravel() for k in diff])
-        for j in range(n_in):
+                r = self.grad(*self.args, *seeds)
+            J[i, :] = np.concatenate([np.asarray(g, dtype=np.float64).ravel()
+                                      for g in r[len(self.f.results):]])
+        return J
+
+    def differences(self):
+        J = np.zeros((self.n_out, self.n_in))
+        base = np.concatenate([self.args[k].ravel() for k in self.diff])
+        for j in range(self.n_in):
             h = 1e-6 * max(1.0, abs(base[j]))
             vals = []
             for sgn in (1, -1):
                 x = base.copy()
                 x[j] += sgn * h
-                a2 = list(args)
-                for k, part in zip(diff, split(x)):
+                a2 = list(self.args)
+                for k, part in zip(self.diff, self.split(x)):
                     a2[k] = part
-                vals.append(flat_outs(as_tuple(f(*a2))))
-            Jd[:, j] = (vals[0] - vals[1]) / (2 * h)
-        ck.compare("%s forward = central differences" % name, Jf, Jd, d["fd"])
+                vals.append(self.flat_outs(self.f(*a2)))
+            J[:, j] = (vals[0] - vals[1]) / (2 * h)
+        return J
+
+    def in_f64(self):
+        return all(self.args[k].dtype == np.float64 for k in self.diff)
+
+
+def check_export(m, name, d, rng, ck):
+    args = make_args(m[name], d, rng)
+    pt = Point(m, name, args)
+    if pt.jvp is None:
+        print("ok: %s has no derivative entry points" % name)
+        return
+    Jf = pt.forward(ck)
+    if pt.grad is not None and pt.n_out:
+        ck.compare("%s forward = reverse" % name, Jf, pt.reverse(), d["fr"])
+    if pt.in_f64() and name not in d["nofd"]:
+        ck.compare("%s forward = central differences" % name, Jf, pt.differences(), d["fd"])
+    f, grad, diff, n_in, split = pt.f, pt.grad, pt.diff, pt.n_in, pt.split
     hvp = m.get(name + "_hvp")
     if hvp is not None and grad is not None:
         v = rng.uniform(-1, 1, size=n_in)

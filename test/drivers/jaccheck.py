@@ -31,52 +31,15 @@ def flat(vals):
     return np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in vals])
 
 
-def jacobian_refs(m, name, args, d):
+def jacobian_refs(m, name, args, ck):
     """J by columns (f_jvp), by rows (f_vjp/f_grad) and by differences, of
-    name's float results with respect to its first parameter."""
-    f = m[name]
-    jvp, x = m[name + "_jvp"], args[0]
-    n_in = x.size
-    ntan = len(jvp.params) - len(f.params)
-    outs = f(*args)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    fres = [k for k, r in enumerate(f.results) if r.dtype != "i32"]
-    n_out = sum(np.asarray(outs[k]).size for k in fres)
-    cols = np.zeros((n_out, n_in))
-    for j in range(n_in):
-        t = [np.zeros_like(args[k]) for k in range(len(f.params)) if "t_" + f.params[k].name in
-             [p.name for p in jvp.params[len(f.params):]]]
-        t[0].flat[j] = 1
-        r = jvp(*args, *t[:ntan])
-        r = r if isinstance(r, tuple) else (r,)
-        cols[:, j] = flat(r[len(f.results):])
-    rows = np.zeros((n_out, n_in))
-    grad = m.get(name + "_grad") or m.get(name + "_vjp")
-    for i in range(n_out):
-        if grad.__name__.endswith("_grad"):
-            r = grad(*args)
-        else:
-            e = np.zeros(n_out)
-            e[i] = 1
-            seeds, at = [], 0
-            for k in fres:
-                o = np.asarray(outs[k])
-                seeds.append(e[at:at + o.size].reshape(o.shape).astype(o.dtype))
-                at += o.size
-            r = grad(*args, *seeds)
-        rows[i, :] = np.asarray(r[len(f.results)], dtype=np.float64).ravel()
-    fd = np.zeros((n_out, n_in))
-    for j in range(n_in):
-        h = 1e-6 * max(1.0, abs(float(x.flat[j])))
-        vals = []
-        for sgn in (1, -1):
-            x2 = x.copy()
-            x2.flat[j] += sgn * h
-            r = f(x2, *args[1:])
-            r = r if isinstance(r, tuple) else (r,)
-            vals.append(flat(tuple(r[k] for k in fres)))
-        fd[:, j] = (vals[0] - vals[1]) / (2 * h)
-    return cols, rows, fd
+    name's float results with respect to its first parameter (the first
+    columns of derivcheck's Jacobians)."""
+    pt = derivcheck.Point(m, name, args)
+    if pt.diff[:1] != [0]:
+        raise SystemExit("jaccheck: %s's first parameter is not differentiable" % name)
+    cols = slice(0, pt.sizes[0])
+    return pt.forward(ck)[:, cols], pt.reverse()[:, cols], pt.differences()[:, cols]
 
 
 def hessian_refs(m, name, args):
@@ -123,7 +86,7 @@ def main():
         got = m[tname](*args)
         got = flat(got if isinstance(got, tuple) else (got,))
         if kind == "jac":
-            cols, rows, fd = jacobian_refs(m, name, args, d)
+            cols, rows, fd = jacobian_refs(m, name, args, ck)
             got = got.reshape(cols.shape)
             ck.compare("%s = columns of %s_jvp" % (tname, name), got, cols, d["fr"])
             ck.compare("%s = rows of %s's reverse mode" % (tname, name), got, rows, d["fr"])
