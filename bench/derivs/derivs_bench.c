@@ -2,6 +2,9 @@
 /* Issue 29's speed figures (bench/derivs/run.sh): the cost of a derivative
  * as a ratio to the computation it differentiates, both sgc's, timed in the
  * same rounds:
+ *   jvp/fwd    a tangent sweep (f_jvp: the value and its directional
+ *              derivative, forward mode) against the function alone:
+ *              newton_cg's logistic loss (target: at most 3);
  *   hvp/grad   a Hessian-vector product (f_hvp: forward over reverse) against
  *              the gradient (f_grad): newton_cg's logistic loss, and
  *              spring_sensitivity's fitting loss through its loop
@@ -104,6 +107,9 @@ static void row(const char *name, const char *what, Call a, Call b, double targe
 
 /* newton_cg: the logistic loss, n x d */
 static sg_tensor w, x, y, lam, out, dw, vw, dw2, hv;
+static sg_tensor tout;
+static int lg_fwd(void) { return loss_value(&w, &x, &y, &lam, &out); }
+static int lg_jvp(void) { return loss_value_jvp(&w, &x, &y, &lam, &vw, &out, &tout); }
 static int lg_grad(void) { return loss_value_grad(&w, &x, &y, &lam, &out, &dw); }
 static int lg_hvp(void) { return loss_value_hvp(&w, &x, &y, &lam, &vw, &out, &dw2, &hv); }
 
@@ -145,6 +151,8 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < d; i++)
     D(&w)[i] = urand(), D(&vw)[i] = urand();
   D(&lam)[0] = 0.01;
+  tout = S(SG_F64);
+  row("logistic n=100000 d=32", "jvp/fwd", lg_jvp, lg_fwd, 3, "");
   lg_grad();
   lg_hvp();
   bool same = memcmp(D(&dw), D(&dw2), (size_t)d * 8) == 0;

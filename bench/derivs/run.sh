@@ -6,7 +6,8 @@ set -e
 cd "$(dirname "$0")/../.."
 B=build/bench_derivs
 mkdir -p $B
-build/bin/sgc examples/v3/newton_cg.sg --exports=grad,hvp -o $B/newton_cg.o --header $B/newton_cg.h
+build/bin/sgc examples/v3/newton_cg.sg --exports=grad,jvp,hvp -o $B/newton_cg.o \
+  --header $B/newton_cg.h
 build/bin/sgc examples/v3/spring_sensitivity.sg --exports=grad,hvp -o $B/spring.o \
   --header $B/spring_sensitivity.h
 # ba_jacobian needs concat and stack: without them its row is left out
