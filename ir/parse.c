@@ -1060,7 +1060,7 @@ static void resolve_callees(Parser *p) {
 /* Each derived function's base, then its signature, bases first (a
  * derivation that leads back to itself is an error). */
 static void sign_derived(Parser *p, Function *f, Loc loc) {
-  if (!f->derive || f->nresults || !f->base)
+  if (!f->derive || f->nresults || !f->base || f->mark == 2)
     return;
   if (f->mark) {
     error_at(p, loc, "@%s is derived from itself", f->name);
@@ -1069,9 +1069,12 @@ static void sign_derived(Parser *p, Function *f, Loc loc) {
   f->mark = 1;
   sign_derived(p, f->base, loc);
   char err[512];
-  if (!p->diag->errors && !ir_derive_signature(p->m, f, err, sizeof err))
-    error_at(p, loc, "%s", err);
-  f->mark = 0;
+  /* a base whose signature failed has none: say nothing more about it */
+  if (!f->base->derive || f->base->nresults) {
+    if (!ir_derive_signature(p->m, f, err, sizeof err))
+      error_at(p, loc, "%s", err);
+  }
+  f->mark = 2;
 }
 
 static void resolve_rules(Parser *p) {
@@ -1095,8 +1098,11 @@ static void resolve_bases(Parser *p) {
     if (!e->val)
       error_at(p, r->loc, "unknown function @%.*s", SHOW(r->name, r->len));
   }
-  for (int k = 0; k < p->bases.len && !p->diag->errors; k++)
-    sign_derived(p, p->bases.data[k].fn, p->bases.data[k].loc);
+  for (int k = 0; k < p->bases.len; k++)
+    if (p->bases.data[k].fn->base)
+      sign_derived(p, p->bases.data[k].fn, p->bases.data[k].loc);
+  for (int k = 0; k < p->bases.len; k++)
+    p->bases.data[k].fn->mark = 0;
 }
 
 /* The language has no recursion and the inliner relies on that: find a
