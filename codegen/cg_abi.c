@@ -37,7 +37,9 @@ int cg_func_syms(Module *m, Function *f, int *out) {
     add_type_syms(&f->params[k]->type, out, &n);
   for (int k = 0; k < f->nresults; k++)
     add_type_syms(&f->results[k]->type, out, &n);
-  for (Inst *i = f->first; i; i = i->next) {
+  /* loop and branch bodies too (a block argument has the type of the
+   * operand it comes from) */
+  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
     add_type_syms(&i->type, out, &n);
     add_type_syms(&i->attr, out, &n);
   }
@@ -186,8 +188,7 @@ static LLVMValueRef signature(Cg *g, Function *f, const int *syms, int nsyms) {
 }
 
 void cg_export(Cg *g, Function *f) {
-  /* at most one symbol per dimension of the signature, results and body */
-  int *syms = xmalloc(sizeof(int) * (size_t)(2 * IR_MAX_RANK * (f->nparams + f->nresults + ir_num_insts(f)) + 1));
+  int *syms = xmalloc(sizeof(int) * (size_t)(g->m->nsyms + 1)); /* each at most once */
   int nsyms = cg_func_syms(g->m, f, syms);
   int nargs = f->nparams + f->nresults;
   char *body_name = arena_printf(g->m->arena, "%s.body", f->name);
