@@ -23,8 +23,9 @@
  * Loop state: a loop body whose yield for a carried value is such an
  * update of that value's own block argument keeps the value in one buffer
  * and updates it in place (cg_region.c treats it like a value that does not
- * change), unless AD reverses the loop: the tape or the checkpoints then
- * record the state entering each iteration, which stays a copy.
+ * change); so does an unloop's accumulator. The decision is final here,
+ * before the update's operands lose their memory: an update computed as a
+ * whole after all would need them (a scatter has no element-wise form).
  *
  * Requires: plan has set has_buf (cg_func.c), before form_groups. Keeps:
  * Slot.inplace_of set only on updates whose old value qualifies. */
@@ -116,17 +117,8 @@ static bool owns_memory(Body *B, const Inst *v, const Inst *i, bool *upd) {
   if (v->parent != i->parent || !(s->has_buf || (v->op != OP_arg && upd[v->id])) ||
       s->acc_into || s->by_products || v->op == OP_reshape || v->op == OP_proj || v->nregions)
     return false;
-  if (v->op == OP_arg) { /* loop state: i must be its yield, once */
-    Region *r = i->parent;
-    if (!r)
-      return false;
-    int hits = 0, at = -1;
-    for (int k = 0; k < r->nyields; k++)
-      if (r->yields[k] == i)
-        hits++, at = k;
-    int p = r->nparams - r->nyields + at; /* for: after the index; while: the same */
-    return hits == 1 && p >= 0 && p < r->nparams && r->params[p] == v;
-  }
+  if (v->op == OP_arg) /* loop state: i must be its yield, once */
+    return cg_region_keeps(v, i);
   return true;
 }
 

@@ -167,6 +167,9 @@ void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and result
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total);
 void cg_region_bind(Body *B, Inst *op, LLVMValueRef base);
 void cg_region_emit(Body *B, Inst *op);
+/* May a loop's (or unloop's) state `arg` stay in one buffer that its yield
+ * `yield` updates in place? (cg_inplace.c) */
+bool cg_region_keeps(const Inst *arg, const Inst *yield);
 void cg_region_finish(Body *B);            /* at every return: free the tapes */
 void cg_region_free(Body *B);              /* sgc's own memory for them */
 

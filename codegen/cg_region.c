@@ -127,26 +127,33 @@ static bool can_compute_into(Body *B, Inst *y, Region *body, RegionCg *R) {
   return true;
 }
 
-/* A yield that updates its own block argument in place (cg_inplace.c)
- * keeps the state in one buffer, like a value that does not change; not
- * in a loop AD reverses, whose tape or checkpoints record the state
- * entering each iteration, nor anywhere else (the update is then computed
- * as a whole). */
+/* May state value `arg` of a loop's or unloop's body stay in one buffer,
+ * updated in place by `yield` (cg_inplace.c decides on this before it
+ * plans the update's operands)? When the body yields it in arg's place. A
+ * loop AD reverses records the state entering each iteration on its tape
+ * or in its snapshots before the body runs, so it may too; so may an
+ * unloop's accumulators (a gather's adjoint adds into a few positions). */
+bool cg_region_keeps(const Inst *arg, const Inst *yield) {
+  Region *r = yield->parent;
+  if (!r || r->owner->op == OP_if || r != body_of(r->owner))
+    return false;
+  Inst *op = r->owner;
+  int hits = 0, at = -1;
+  for (int k = 0; k < r->nyields; k++)
+    if (r->yields[k] == yield)
+      hits++, at = k;
+  return hits == 1 && at < nstate(op) && param_of(op, r, at) == arg;
+}
+
+/* The yields cg_inplace.c updates in place keep their state in one buffer,
+ * like a value that does not change. */
 static void inplace_state(Body *B, Inst *op, RegionCg *R) {
-  for (int r = 0; r < op->nregions; r++) {
-    Region *reg = &op->regions[r];
-    for (int k = 0; k < reg->nyields; k++) {
-      Slot *s = cg_slot(B, reg->yields[k]);
-      if (!s->inplace_of || s->inplace_of->op != OP_arg)
-        continue;
-      bool keep = (op->op == OP_for || op->op == OP_while) && reg == body_of(op) && !R->taped &&
-                  !R->ckpt && k < R->n && s->inplace_of == param_of(op, reg, k);
-      if (keep)
-        R->fixed[k] = true;
-      else
-        s->inplace_of = NULL;
-    }
-  }
+  if (op->op == OP_if)
+    return;
+  Region *body = body_of(op);
+  for (int k = 0; k < R->n; k++)
+    if (cg_slot(B, body->yields[k])->inplace_of == param_of(op, body, k))
+      R->fixed[k] = true;
 }
 
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
