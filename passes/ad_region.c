@@ -38,6 +38,8 @@ static void note_capture(Inst *x, Region *top, PtrVec *active, PtrMap *seen) {
   if (!x || inside(x, top))
     return;
   x->aux = x;
+  if (!active)
+    return;
   void **s = ptrmap_slot(seen, x);
   if (!*s && x->active && float_type(&x->type))
     vec_push(active, x);
@@ -45,8 +47,11 @@ static void note_capture(Inst *x, Region *top, PtrVec *active, PtrMap *seen) {
 }
 
 /* Values used in r (at any depth) but defined outside it: each gets aux =
- * itself (a copy of r reads them as they are), and the active ones are
- * collected, once each, in first-use order. */
+ * itself (a copy of r reads them as they are), and (unless `active` is
+ * NULL) the active ones are collected, once each, in first-use order.
+ * Called again right before each copy: the reverse sweep of a region op
+ * nested in an earlier copy clears the aux of the values it captured,
+ * which may be captures of this region too (an if in an if). */
 static void captures(Region *r, Region *top, PtrVec *active, PtrMap *seen) {
   for (Inst *i = r->first; i; i = ir_walk_next(i)) {
     if (!inside(i, top))
@@ -127,6 +132,7 @@ static void reverse_if(AD *a, Inst *op, Inst **g) {
   Inst *adj = ir_region_op(&a->b, OP_if, op->args, 1, 2);
   for (int r = 0; r < 2; r++) {
     Region *from = &op->regions[r], *to = &adj->regions[r];
+    captures(from, from, NULL, NULL);
     copy_body(a, from, to);
     PtrMap local = {0};
     reverse_in(a, to, &local, from->yields, g, n);
