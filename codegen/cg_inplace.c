@@ -108,6 +108,29 @@ static bool is_result(const Function *f, const Inst *v) {
   return false;
 }
 
+/* Is u one of the values update i computes where it writes (its scatter,
+ * the unslices placing its data or its mask)? Such a value reads its
+ * operands while i writes v's memory: reading v there would see positions
+ * already written (a scatter of v itself into v, a shift). */
+static bool inside_update(const Inst *u, const Inst *i) {
+  const Inst *starts[3] = {NULL, NULL, NULL};
+  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0)
+    return u == i->args[scattered(i)];
+  if (i->op == OP_select) {
+    starts[0] = i->args[1];
+    starts[1] = i->args[0];
+    starts[2] = i->args[0]->args[0];
+  } else {
+    starts[0] = i->args[0];
+    starts[1] = i->args[1];
+  }
+  for (int k = 0; k < 3; k++)
+    for (const Inst *x = starts[k]; x; x = x->op == OP_unslice ? x->args[0] : NULL)
+      if (x == u && (x->op == OP_unslice || x->op == OP_ne))
+        return true;
+  return false;
+}
+
 /* Can v's memory be handed to i? (other readers checked separately; v
  * may be an earlier update, which gets memory if it is done in place) */
 static bool owns_memory(Body *B, const Inst *v, const Inst *i, bool *upd) {
@@ -162,7 +185,8 @@ void cg_inplace_plan(Body *B, int n) {
         continue;
       }
       bool ok = u->parent == i->parent && u->id < i->id && !u->nregions && u->op != OP_reshape &&
-                u->op != OP_proj && u->op != OP_transpose && u->op != OP_broadcast;
+                u->op != OP_proj && u->op != OP_transpose && u->op != OP_broadcast &&
+                !inside_update(u, i);
       if (ok && !cg_slot(B, u)->has_buf)
         ok = u->op == OP_slice || u->op == OP_gather; /* small: give it memory */
       if (!ok)
