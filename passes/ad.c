@@ -371,7 +371,7 @@ Function *ad_build(Module *m, Function *f, const char *name, const AdSpec *spec)
   }
 
   /* The primal sweep: a copy of f. */
-  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g, .at = spec->at};
+  AD a = {.b = {m, g, NULL, f->loc, NULL}, .f = g, .at = spec->at, .export_of = spec->export_of};
   for (Inst *i = f->first; i; i = i->next) {
     a.b.loc = i->loc;
     ir_copy_inst(&a.b, i, NULL, NULL);

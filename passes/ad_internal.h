@@ -14,6 +14,7 @@ typedef struct AD {
   Region *cur;       /* the adjoint region being filled; NULL: the body */
   PtrMap *captured;  /* in a region: adjoints of values defined outside it */
   Loc at;            /* the transform being built, for errors (line 0: none) */
+  const char *export_of; /* the export whose --exports derivative this is, or NULL */
 } AD;
 
 /* Add d to the adjoint of x (nothing if x is inactive). */

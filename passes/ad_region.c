@@ -249,6 +249,16 @@ static void reverse_over_reverse(AD *a, Inst *op) {
   const char *where = loop.src_line ? arena_printf(a->b.m->arena, "line %d of '%s'",
                                                    loop.src_line, loop.inlined)
                                     : arena_printf(a->b.m->arena, "line %d", loop.line);
+  if (a->export_of) {
+    /* The user wrote no reverse derivative of this: --exports asked for
+     * one of the export, whose body already holds a reverse sweep. */
+    ir_error(a->b.m, at, "reverse mode cannot differentiate a gradient through a loop again: "
+             "the derivative entry points of export '%s' (--exports) would reverse the "
+             "gradient here, which reverses the loop at %s; compile with --exports=none "
+             "(or --exports=jvp), or put this derivative under stop_gradient",
+             a->export_of, where);
+    return;
+  }
   ir_error(a->b.m, at, "reverse mode cannot differentiate a gradient through a loop again: the "
            "gradient here reverses the loop at %s; for a second derivative write "
            "jvp(grad(f, wrt=x), wrt=x) (forward over reverse) instead, or put that gradient "

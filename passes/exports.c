@@ -37,7 +37,7 @@ static bool has_differentiable_param(const Function *f) {
 }
 
 static Function *build_grad(Module *m, Function *f, const char *name) {
-  AdSpec spec = {.only_wrt = -1, .with_value = true};
+  AdSpec spec = {.only_wrt = -1, .with_value = true, .export_of = f->name};
   return ad_build(m, f, name, &spec);
 }
 
@@ -58,7 +58,7 @@ static Function *build_jvp(Module *m, Function *f, const char *name) {
 /* The tangent of f_grad's results (value, gradients) along v, less the
  * value's: out, d_pa..., hv_pa... */
 static Function *build_hvp(Module *m, Function *f, const char *name) {
-  AdSpec spec = {.only_wrt = -1, .with_value = true};
+  AdSpec spec = {.only_wrt = -1, .with_value = true, .export_of = f->name};
   Function *grad = ad_build(m, f, arena_printf(m->arena, "%s.hvp.grad", f->name), &spec);
   bool *wrt = all_differentiable(f);
   Function *h = tg_build(m, grad, name, wrt, "v_", true);

@@ -37,11 +37,14 @@ void pass_hvp(Module *m);
  * for an export's f_vjp, differentiable with `seeds` (vjp in the
  * language). A derivative reverse mode cannot take (through an active
  * unloop: reverse over reverse through a loop) is reported through the
- * module (ir_error) at `at`, or where the unloop is when at.line is 0. */
+ * module (ir_error) at `at`, or where the unloop is when at.line is 0;
+ * `export_of` names the export whose derivative entry point (--exports)
+ * this is, so that the message says the user did not write it. */
 typedef struct AdSpec {
   int only_wrt;
   bool with_value, seeds;
   Loc at;
+  const char *export_of;
 } AdSpec;
 Function *ad_build(Module *m, Function *f, const char *name, const AdSpec *spec);
 
