@@ -7,8 +7,8 @@
 # bench/README.md. Environment: BENCH_BUDGET=seconds per case and per
 # measurement (sgc and hand together; each PyTorch setting on its own;
 # default 2.5; BENCH_WBUDGET for the workloads, default 2), BENCH_NO_TORCH=1
-# to skip PyTorch, BENCH_SGCFLAGS: more flags for sgc (--target-cpu=znver4
-# tunes for 512-bit vectors on an Intel host: bench/README.md, 2026-11-27),
+# to skip PyTorch, BENCH_SGCFLAGS: more flags for sgc (e.g.
+# --target-cpu=skylake-avx512 for LLVM's 256-bit tuning on an Intel host),
 # HANDCC (default gcc: the vector-math declarations in bench/hand/vmath.h
 # are GCC's). Needs `make all` first (the Makefile's bench target does that).
 set -e

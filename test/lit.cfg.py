@@ -13,6 +13,8 @@
 #                    only (REQUIRES: mpi; also graphviz, gdb for those tools)
 #   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
 import os
+import re
+import subprocess
 import shutil
 import lit.formats
 
@@ -85,6 +87,16 @@ try:
         config.available_features.add("avx512")
 except OSError:
     pass
+# sgc prefers 512-bit vectors on an AVX-512 host, except on the server
+# cores whose clock drops under 512-bit load (codegen/cg.c: host_features).
+if "avx512" in config.available_features:
+    try:
+        llc = subprocess.run(["llc-19", "--version"], capture_output=True, text=True).stdout
+        host = re.search(r"Host CPU: (\S+)", llc)
+        if host and host.group(1) not in ("skylake-avx512", "cascadelake", "cooperlake"):
+            config.available_features.add("wide-vectors")
+    except OSError:
+        pass
 # Tools some tests need (.ci/run installs them; elsewhere those tests skip):
 # Graphviz for --emit-dot, gdb for -g, OpenMPI for examples/mpi.
 for tools, feature in [(["dot"], "graphviz"), (["gdb"], "gdb"), (["mpirun", "mpicc"], "mpi")]:
