@@ -52,7 +52,7 @@ LIBSGC_SO := $(PYMOD)/libsgc.so
 PYTHON := /usr/bin/python3
 
 all: $(SGC) $(SGC_OPT) $(LIBSGRT) $(B)/include/sg_runtime.h \
-     $(LIBSGC) $(LIBSGC_SO) $(B)/include/sgc.h $(PYMOD)/__init__.py
+     $(LIBSGC) $(LIBSGC_SO) $(B)/include/sgc.h $(PYMOD)/__init__.py $(PYMOD)/torch.py
 
 # Objects depend on the Makefile too: a change of flags (-fPIC) rebuilds them.
 $(B)/obj/%.o: %.c $(B)/config.mk $(GEN)/parser.h Makefile
@@ -120,7 +120,7 @@ $(LIBSGC_SO): $(LIB_OBJ) $(SGCLIB_OBJ) $(RT_OBJ) lib/libsgc.map
 $(B)/include/sgc.h: lib/sgc.h
 	@mkdir -p $(dir $@)
 	cp $< $@
-$(PYMOD)/__init__.py: python/sgc/__init__.py
+$(PYMOD)/%.py: python/sgc/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -139,7 +139,7 @@ install: all
 	  lib/pkgconfig/sgrt.pc.in > $(PREFIX)/lib/pkgconfig/sgrt.pc
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LLVM_LIBS@|$(LLVM_LDFLAGS)|' \
 	  lib/pkgconfig/sgc.pc.in > $(PREFIX)/lib/pkgconfig/sgc.pc
-	install -m 644 python/sgc/__init__.py $(PYDIR)/__init__.py
+	install -m 644 python/sgc/__init__.py python/sgc/torch.py $(PYDIR)/
 	install -m 644 $(LIBSGC_SO) $(PYDIR)/libsgc.so
 
 # ---- tests ----

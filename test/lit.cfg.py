@@ -10,7 +10,8 @@
 #   %python          /usr/bin/python3 with build/python on PYTHONPATH
 #   %valgrind        valgrind memcheck that fails on any error or leak
 #   %mpicc, %mpirun  OpenMPI's compiler wrapper (as %cc) and launcher, local
-#                    only (REQUIRES: mpi; also graphviz, gdb for those tools)
+#                    only (REQUIRES: mpi; also graphviz, gdb for those tools,
+#                    torch where /usr/bin/python3 imports PyTorch)
 #   FileCheck        LLVM's, from llvm-19-tools (`not` is lit's builtin)
 import os
 import re
@@ -102,6 +103,10 @@ if "avx512" in config.available_features:
 for tools, feature in [(["dot"], "graphviz"), (["gdb"], "gdb"), (["mpirun", "mpicc"], "mpi")]:
     if all(shutil.which(t) for t in tools):
         config.available_features.add(feature)
+# PyTorch for Debian's python3 (python3-torch), for sgc.torch's tests.
+if subprocess.call(["/usr/bin/python3", "-c", "import torch"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
 # OpenMPI: its compiler wrapper with the runtime's flags, and mpirun on this
 # machine only (shared memory between ranks, loopback for the launcher;
 # root allowed, as CI runs as root).

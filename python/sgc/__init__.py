@@ -322,7 +322,8 @@ def _argument(fname, slot, value):
             if _describe(value) == "torch" and getattr(value, "requires_grad", False):
                 hint = "; pass %s.detach(), or call it through sgc.torch.function" % slot.name
             return Error("%s: argument '%s' (%s) cannot be read as an array: %s%s"
-                         % (fname, slot.name, type(value).__name__, e, hint), _ERR_DTYPE)
+                         % (fname, slot.name, type(value).__name__, str(e).rstrip("."), hint),
+                         _ERR_DTYPE)
         if raw.dtype.kind not in "iuf" or raw.dtype == object:
             return Error("%s: argument '%s' (%s) is not a numeric array, expected %s"
                          % (fname, slot.name, type(value).__name__, slot.dtype), _ERR_DTYPE)
@@ -367,7 +368,8 @@ class _Entry:
         self.nparams = len(params)
         n = len(params) + len(results)
         self.fn = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * n))(address)
-        self.free = []  # descriptor blocks not in use by a call
+        self.free = []  # descriptor blocks not in use by a call (_numpy_call's)
+        self.free_raw = []  # the same for _raw_call, which points results elsewhere
         # Where each size name is bound: the first parameter with it as a
         # dimension of its own.
         bound = {}
@@ -407,7 +409,7 @@ class _Entry:
             "(%s)" % ", ".join("%s: %s" % (r.name, r.type_text()) for r in self.results))
 
     def block(self):
-        """A descriptor block for one call, from the free list or new: the
+        """A descriptor block for one _numpy_call, from the free list or new: the
         words of every descriptor, their addresses, and per result a 0-d
         array over memory of the block itself when the result is a scalar
         (its descriptor points there; the call returns a copy), else None."""
@@ -533,6 +535,35 @@ def _numpy_call(entry, args):
         free.append(block)
 
 
+def _raw_call(entry, inputs, new_result):
+    """Call `entry` on arguments given as (address, shape) pairs, each of
+    its parameter's dtype (the caller checked that); new_result(shape,
+    slot) allocates each result and returns (the object, its address).
+    Returns the results' objects. For callers with arrays of their own
+    (sgc.torch's tensors): no copy either way."""
+    free = entry.free_raw
+    block = free.pop() if free else entry.block()
+    words = block[0]
+    try:
+        shapes = []
+        for k, (slot, (address, shape)) in enumerate(zip(entry.params, inputs)):
+            _fill(words, k, address, shape, slot.code)
+            shapes.append(shape if len(shape) == slot.rank else None)
+        outputs = []
+        k = entry.nparams
+        for slot, shape in zip(entry.results, entry.static_shapes or entry.result_shapes(shapes)):
+            result, address = new_result(shape, slot)
+            _fill(words, k, address, shape, slot.code)
+            outputs.append(result)
+            k += 1
+        rc = entry.fn(*block[1])
+        if rc:
+            raise entry.fail(rc)
+        return outputs
+    finally:
+        free.append(block)
+
+
 # How the results of each kind of entry point are returned.
 
 def _flat(values):
@@ -551,6 +582,17 @@ def _grouper(entry, base):
     nd = (len(entry.results) - nout) // 2
     return lambda values: (_flat(values[:nout]), tuple(values[nout:nout + nd]),
                            tuple(values[nout + nd:]))
+
+
+_DERIVATIVES = ("_grad", "_vjp", "_jvp", "_hvp")
+
+
+def _base_of(name, entries):
+    """The export `name` is a derivative of (f for f_grad...), or None."""
+    for suffix in _DERIVATIVES:
+        if name.endswith(suffix) and name[:-len(suffix)] in entries:
+            return name[:-len(suffix)]
+    return None
 
 
 def _make_function(entry, group):
@@ -590,11 +632,10 @@ class Module:
             self.entries[name] = _Entry(self, name, address, params, results)
         self.functions = {}
         for name, entry in self.entries.items():
-            base = None
-            for suffix in ("_jvp", "_hvp"):
-                if name.endswith(suffix) and name[:-len(suffix)] in self.entries:
-                    base = self.entries[name[:-len(suffix)]]
-            self.functions[name] = _make_function(entry, _grouper(entry, base))
+            base = _base_of(name, self.entries)
+            grouped = base is not None and name.endswith(("_jvp", "_hvp"))
+            self.functions[name] = _make_function(
+                entry, _grouper(entry, self.entries[base] if grouped else None))
             setattr(self, name, self.functions[name])
 
     def __del__(self):
