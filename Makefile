@@ -129,7 +129,8 @@ $(PYMOD)/%.py: python/sgc/%.py
 # PYTHONPATH.
 PYDIR = $(PREFIX)/lib/python3/dist-packages/sgc
 install: all
-	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PYDIR)
+	install -d $(PREFIX)/bin $(PREFIX)/include $(PREFIX)/lib/pkgconfig $(PYDIR) \
+	  $(PREFIX)/share/man/man1
 	install -m 755 $(SGC) $(PREFIX)/bin/sgc
 	install -m 644 runtime/sg_runtime.h $(PREFIX)/include/sg_runtime.h
 	install -m 644 lib/sgc.h $(PREFIX)/include/sgc.h
@@ -141,6 +142,7 @@ install: all
 	  lib/pkgconfig/sgc.pc.in > $(PREFIX)/lib/pkgconfig/sgc.pc
 	install -m 644 python/sgc/__init__.py python/sgc/torch.py $(PYDIR)/
 	install -m 644 $(LIBSGC_SO) $(PYDIR)/libsgc.so
+	sed 's|@VERSION@|$(VERSION)|' docs/sgc.1.in > $(PREFIX)/share/man/man1/sgc.1
 
 # ---- tests ----
 LIT_FLAGS ?= -sv

@@ -16,8 +16,8 @@
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--ad-memory=SIZE]\n"
-    "           [-g] [--target-cpu=CPU] [--exports=LIST] [--version] [--help]\n";
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--ad-memory=SIZE] [-g]\n"
+    "           [--target-cpu=CPU] [--exports=LIST] [--verify] [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -35,15 +35,32 @@ static const char help[] =
     "  --ad-memory=SIZE     gradients through loops hold at most SIZE bytes of\n"
     "                       saved loop state per call (K, M, G: KiB, MiB, GiB),\n"
     "                       recomputing from checkpoints; same results bit for bit\n"
-    "  -g                   DWARF line information: gdb and perf show .sg lines\n"
+    "  -g                   DWARF debug information: gdb shows .sg lines and the\n"
+    "                       values lets and vars name; perf shows .sg lines\n"
     "  --target-cpu=CPU     CPU to generate code for (default: this machine;\n"
     "                       generic: portable x86-64)\n"
     "  --exports=LIST       derivative entry points of each export, a comma-\n"
     "                       separated list of grad (f_grad or f_vjp), jvp (f_jvp:\n"
     "                       forward mode), hvp (f_hvp: Hessian-vector products,\n"
     "                       scalar exports only), or none (default grad)\n"
-    "  --verify             run the IR verifier between passes\n"
-    "  --version, --help\n";
+    "  --verify             run the IR verifier between passes (and LLVM's)\n"
+    "  --version            print the version\n"
+    "  -h, --help           print this help\n"
+    "\n"
+    "Environment:\n"
+    "  SG_NUM_THREADS       threads a generated function may use (default: every\n"
+    "                       core; sg_set_num_threads overrides it)\n"
+    "  SGC_VERIFY           1: as --verify\n"
+    "  SGC_CACHE_DIR        the compile cache of libsgc (sgc_compile and the\n"
+    "                       Python module): its directory (default\n"
+    "                       $XDG_CACHE_HOME/sgc, else ~/.cache/sgc); set and\n"
+    "                       empty: no cache\n"
+    "  SGC_CACHE_SIZE       the cache's bound (K, M, G: KiB, MiB, GiB; default 256M)\n"
+    "  SGC_CACHE_TRACE      1: report each decision of the cache on stderr\n"
+    "  SGC_LIBRARY          the libsgc.so the Python module loads (default: its own)\n"
+    "  SG_SPLIT_DEBUG       1: print how big function bodies are split\n"
+    "\n"
+    "The manual: man sgc.\n";
 
 /* --exports=LIST: grad, jvp, hvp, comma-separated, or none alone. */
 static bool parse_exports(const char *list, unsigned *out) {
