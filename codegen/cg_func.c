@@ -532,9 +532,13 @@ static void emit_one(Body *B, Inst *i);
 
 /* The values with memory of one block, in program order. */
 void cg_emit_block(Body *B, Inst *first) {
+  Region *r = first ? first->parent : NULL;
+  for (int k = 0; r && k < r->nparams; k++) /* a loop's index and carried vars */
+    cg_debug_value(B, r->params[k]);
   for (Inst *i = first; i; i = i->next) {
     emit_one(B, i);
     load_scalar(B, i);
+    cg_debug_value(B, i);
   }
 }
 

@@ -366,6 +366,10 @@ void cg_debug_func(Cg *g, LLVMValueRef fn, const Function *f);
 LLVMMetadataRef cg_debug_at(Cg *g, const Inst *i);
 void cg_debug_restore(Cg *g, LLVMMetadataRef prev);
 void cg_debug_end(Cg *g);    /* the function of cg_debug_func is done */
+/* The variable a let or var names, once i is computed (in a register or
+ * in memory; nothing for a value without either), and the parameters. */
+void cg_debug_value(Body *B, const Inst *i);
+void cg_debug_params(Body *B);
 void cg_debug_finish(Cg *g); /* before verifying and optimizing the module */
 
 /* ---- cg_alias.c ---- */

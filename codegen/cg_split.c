@@ -291,6 +291,16 @@ static void take_input(Split *S, PtrMap *param, Inputs *in, LLVMValueRef v, int 
   in->from[in->n++] = v;
 }
 
+/* A call of llvm.dbg.value (cg_debug.c's variables). */
+static bool is_dbg_call(LLVMValueRef i) {
+  if (!LLVMIsACallInst(i))
+    return false;
+  LLVMValueRef callee = LLVMGetCalledValue(i);
+  size_t len;
+  const char *name = callee ? LLVMGetValueName2(callee, &len) : NULL;
+  return name && strncmp(name, "llvm.dbg.", 9) == 0;
+}
+
 static void outline(Split *S, int b0, int b1) {
   Cg *g = S->g;
   /* The caller's values the piece reads, in order of first use; entry
@@ -418,13 +428,18 @@ static void outline(Split *S, int b0, int b1) {
   LLVMBuildBr(eb, S->bb[b0]);
 
   /* Inside: caller values become parameters, the exit returns, and debug
-   * locations go (they name the caller's subprogram). */
+   * locations and variables go (they name the caller's subprogram). */
   LLVMBasicBlockRef next = b1 < S->nb ? S->bb[b1] : NULL, out = NULL;
   bool debug = LLVMGetSubprogram(S->fn) != NULL;
   LLVMValueRef go_on = LLVMConstInt(g->i64, 1ull << 32, 0);
   for (int b = b0; b < b1; b++) {
     for (LLVMValueRef i = LLVMGetFirstInstruction(S->bb[b]); i;) {
       LLVMValueRef nexti = LLVMGetNextInstruction(i);
+      if (debug && is_dbg_call(i)) {
+        LLVMInstructionEraseFromParent(i);
+        i = nexti;
+        continue;
+      }
       if (debug)
         LLVMInstructionSetDebugLoc(i, NULL);
       int nops = LLVMGetNumOperands(i);

@@ -88,12 +88,21 @@ static Binding **innermost_slot(Ctx *c, const char *name) {
   return &n->innermost[h];
 }
 
+void lw_set_value(Ctx *c, Binding *b, Val v) {
+  b->val = v;
+  /* The value a let or var names carries the name, for -g's variables
+   * (codegen/cg_debug.c); a value with a name already (a parameter,
+   * another let) keeps its own. */
+  if (v.v && !v.v->name && (b->kind == BIND_LET || b->kind == BIND_VAR))
+    v.v->name = arena_strdup(c->m->arena, b->name); /* (the AST's is freed) */
+}
+
 Binding *lw_bind_kind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v) {
   Binding *b = ARENA_NEW(c->m->arena, Binding);
   b->name = name;
   b->kind = kind;
   b->loc = loc;
-  b->val = v;
+  lw_set_value(c, b, v);
   b->up = c->scope;
   c->scope = b;
   Binding **in = innermost_slot(c, name);

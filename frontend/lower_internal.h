@@ -90,6 +90,9 @@ char *lw_tstr(Ctx *c, const Type *t);
 char *lw_dstr(Ctx *c, const Type *t);
 FnInfo *lw_find_fn(Ctx *c, const char *name);
 Binding *lw_bind_kind(Ctx *c, const char *name, BindKind kind, Loc loc, Val v);
+/* b now stands for v (an assignment, a loop's carried value), which
+ * takes b's name if it has none. */
+void lw_set_value(Ctx *c, Binding *b, Val v);
 void lw_close_scope(Ctx *c, Binding *scope);
 Binding *lw_lookup(Ctx *c, const char *name);
 bool lower_dims(Ctx *c, AstDim *dims, int n, Loc loc, bool bind, Type *t);

@@ -152,7 +152,7 @@ static void lower_assign(Ctx *c, Stmt *s) {
   if (s->index) {
     Inst *x = lower_index_assign(c, s, b);
     if (x)
-      b->val = (Val){.v = x};
+      lw_set_value(c, b, (Val){.v = x});
     return;
   }
   Val v = lower_expr(c, s->value);
@@ -171,7 +171,7 @@ static void lower_assign(Ctx *c, Stmt *s) {
   Inst *x = coerce_to_var(c, v, &b->type, s->name, s->compound ? s->loc : s->value->loc,
                           false);
   if (x)
-    b->val = (Val){.v = x};
+    lw_set_value(c, b, (Val){.v = x});
 }
 
 /* ---- loops and branches ----
@@ -276,7 +276,7 @@ static void set_yields(Ctx *c, Region *r, Binding **vars, int n) {
 /* After the op: each carried var is the op's result. */
 static void bind_results(Ctx *c, Inst *op, Binding **vars, int n) {
   for (int k = 0; k < n; k++)
-    vars[k]->val = (Val){.v = ir_proj(&c->b, op, k)};
+    lw_set_value(c, vars[k], (Val){.v = ir_proj(&c->b, op, k)});
 }
 
 /* A scalar condition of while or if; a literal false stands in after an
@@ -320,9 +320,9 @@ static void lower_for(Ctx *c, Stmt *s) {
   Inst *op = ir_region_op(&c->b, OP_for, args, n + 2, 1);
   Region *r = &op->regions[0];
   Inst *i = ir_add_region_param(c->m, r, ir_scalar(DT_I32));
-  i->name = s->name;
+  i->name = arena_strdup(c->m->arena, s->name); /* (the AST's is freed) */
   for (int k = 0; k < n; k++)
-    vars[k]->val.v = ir_add_region_param(c->m, r, vars[k]->type);
+    lw_set_value(c, vars[k], (Val){.v = ir_add_region_param(c->m, r, vars[k]->type)});
   Binding *scope = c->scope;
   lw_bind_kind(c, s->name, BIND_INDEX, s->name_loc, (Val){.v = i});
   lower_region_block(c, r, s->body);
@@ -343,7 +343,7 @@ static void lower_while(Ctx *c, Stmt *s) {
   /* the condition, evaluated before each iteration */
   Region *cond = &op->regions[0];
   for (int k = 0; k < n; k++)
-    vars[k]->val.v = ir_add_region_param(c->m, cond, vars[k]->type);
+    lw_set_value(c, vars[k], (Val){.v = ir_add_region_param(c->m, cond, vars[k]->type)});
   Builder saved = c->b;
   c->b.before = NULL;
   c->b.r = cond;
@@ -352,7 +352,7 @@ static void lower_while(Ctx *c, Stmt *s) {
   ir_set_yields(c->m, cond, &cv, 1);
   Region *body = &op->regions[1];
   for (int k = 0; k < n; k++)
-    vars[k]->val.v = ir_add_region_param(c->m, body, vars[k]->type);
+    lw_set_value(c, vars[k], (Val){.v = ir_add_region_param(c->m, body, vars[k]->type)});
   lower_region_block(c, body, s->body);
   set_yields(c, body, vars, n);
   c->b.loc = s->loc;
