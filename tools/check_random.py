@@ -1,17 +1,31 @@
-#!/usr/bin/env python3
-"""Compile random programs from tools/gen_programs.py and check the results.
+#!/usr/bin/python3
+"""Compile random programs from tools/gen_programs.py and check them against
+an independent reference (run with /usr/bin/python3: it needs NumPy).
 
 For each of --count programs (seeds --seed, --seed+1, ...; every other one
 in the smooth, finite-difference checkable mode):
   * `sgc --verify` must compile it: any error, crash or hang is a finding
-    (the program is well-typed by construction).
-For the first --sample of them, also:
-  * compile at -O0 and at -O2 (with --header), build a C driver generated
-    here that calls every export and its _grad / _vjp on random data (sizes
-    bound at random), and check that
-      - every call returns SG_OK,
-      - the forward result of f and of f_grad / f_vjp agree,
+    (the program is well-typed by construction), except the refusals the
+    spec allows (ALLOWED below: second order through a loop, a clear error);
+For the first --sample of them, also, with data chosen here (symbolic sizes
+bound to 0..4, never below what the program's slices need; floats in
+[-1, 1) or all 0; i32 data in [-3, 5]):
+  * the reference: tools/sg_interp.py runs each export on the data (the
+    spec's meaning in NumPy, in the program's own dtypes), giving its
+    values or the prediction that the call returns SG_ERR_INDEX;
+  * compile at -O0, at -O2 and at -O2 --ad-memory=SIZE (--ad-memory, small
+    enough to make every loop checkpoint), build a C driver generated here
+    that calls every export and its _grad / _vjp on that data, and check
+      - every call returns SG_OK, or SG_ERR_INDEX where the reference says
+        so (and then every output is untouched and sg_last_error() names
+        the function and the file), at every level;
+      - the -O0 values equal the reference's (1e-7 relative in f64, 2e-3
+        in f32; not where the reference took a decision within rounding
+        of the other way: see sg_interp);
       - the -O0 and -O2 objects agree to 1e-5 relative (NaN matching NaN),
+        and each export's value equals its gradient function's;
+      - --ad-memory gives the same bits as the default (or SG_ERR_ALLOC
+        with nothing written, where one iteration does not fit);
   * for smooth programs (all f64), that each gradient matches a central
     difference (Richardson-extrapolated, step 1e-3) to 1e-6 relative,
     where the two steps agree to 1e-4 (they do not for cos of a large
@@ -20,28 +34,29 @@ For the first --sample of them, also:
     (gen_programs.Program.source(clean=True): every NaN or infinite leaf in
     a branch select() does not pick replaced by its live operand, every
     zero factor with an infinite or NaN adjoint by 0) must give the same
-    values and gradients (both at -O0; -O2 is held to -O0 above), and
-    exactly 0 wherever the clean one gives exactly 0. This is what finds a NaN leaking from an unpicked branch
-    through any op, a zero factor of a matmul (any rank) or a losing
-    operand of maximum/minimum not left out, and, with sizes bound to 0, a
-    rewrite that is wrong for empty tensors (-O0 against -O2).
+    values and gradients (both at -O0), and exactly 0 wherever the clean
+    one gives exactly 0.
 Relative errors are taken against max(|a|, |b|, 1), so values near zero
-are compared to an absolute 1e-5 / 1e-6.
+are compared to an absolute tolerance.
 
 Programs are checked in groups of --batch: their functions renamed
 s<seed>_<name>, a group is one .sg file, one object per level and one
 driver, which saves the per-process costs; a group that fails as a whole
 is retried program by program. Findings (the program, the command and what
 went wrong) are printed and the programs (and clean variants) written to
-WORK/findings/; the exit status is 1 if there is any.
+WORK/findings/; a finding that matches a known open issue (KNOWN below:
+its message and the program's constructs) is counted as known, not new.
+The exit status is 1 if there is a new finding. To shrink one:
+`tools/minimize_program.py --seed S [--fd]`.
 
   check_random.py [--count 30] [--sample 10] [--seed 1] [--batch 20]
                   [--work DIR] [--depth 4] [--zero-sizes 0.2] [--timeout 120]
+                  [--without FEATURES] [--ad-memory 512] [--jobs 1]
                   [--sgc PATH] [--cc "CC FLAGS"] [--rtlib "LIBS"]
 
-test/fuzz/random_programs.test runs a small fixed-seed set under lit; run
-it from the repository with a larger --count for a longer search, e.g.
-`python3 tools/check_random.py --count 500 --sample 100 --seed 1000`.
+test/fuzz/random_programs*.test run fixed-seed sets under lit; run it from
+the repository with a larger --count for a longer search, e.g.
+`/usr/bin/python3 tools/check_random.py --count 500 --sample 500 --seed 1000`.
 """
 
 import argparse
@@ -58,10 +73,44 @@ import time
 sys.dont_write_bytecode = True  # no tools/__pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_programs  # noqa: E402
+import numpy as np  # noqa: E402
+import sg_interp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPT_RTOL = 1e-5
 FD_RTOL = 1e-6
+REF_RTOL = {"f64": 1e-7, "f32": 2e-3}
+SG_OK, SG_ERR_ALLOC, SG_ERR_INDEX = 0, 6, 7
+SENTINEL = 7777.0  # every output is filled with it before a call
+
+# Failures of programs the spec allows the compiler to refuse: (what,
+# constructs one of which the program must use, regular expression on the
+# finding).
+ALLOWED = [
+    ("second order through loops or branches refused with a clear error (spec 6)",
+     ("grad_of_loops_2nd",), r"error: grad\(.*second order.*not implemented"),
+]
+# Open issues: failures that are known and being fixed, counted apart
+# from new findings (what, constructs, regular expression). Remove an
+# entry when its fix lands.
+KNOWN = [
+    ("issue 28 item 1: a slice inside a loop", ("slice",), r"symbol .* not bound"),
+    ("issue 28 item 2: a scatter (or a gather's adjoint) inside a loop",
+     ("index_in_loop", "gather_in_loop", "take_in_loop", "take_along_in_loop", "scatter_add_in_loop"),
+     r"scatter_add has no element-wise form"),
+    ("issue 28 item 3: v[idx] = e (and *=) with a tensor index refused",
+     ("scatter_set", "scatter_mul"), r"with a tensor index only \+= and -= are supported"),
+    ("issue 28 item 4: grad of a looping function under stop_gradient, not its direct parent "
+     "(deriv29)", ("grad_sg_indirect",), r"error: grad\(.*second order.*not implemented"),
+    ("issue 28 item 5: a branch inside a loop: value has no copy", ("for", "while", "if"),
+     r"has no copy"),
+    ("issue 28 deliverable 4: an index out of range in unused code is not reported", ("index",),
+     r"in code whose value is unused"),
+    ("findings-28 F1: a tensor index beside other indices in an assignment refused",
+     ("scatter_multi",), r"a tensor index must be the only index of an assignment"),
+    ("findings-28 F2: a run-time slice start that is not a plain expression refused",
+     ("slice_runtime",), r"the length of this slice is not known at compile time"),
+]
 
 
 class Finding(Exception):
@@ -84,138 +133,225 @@ def run(cmd, timeout, what):
     return p.stdout
 
 
-# ---- the C driver ----
+# ---- data and the reference ----
 
-def numel(dims):
-    n = 1
-    for x in dims:
-        n *= x
-    return n
+CTYPE = {"f32": "float", "f64": "double", "i32": "int32_t"}
+SGDT = {"f32": "SG_F32", "f64": "SG_F64", "i32": "SG_I32"}
+
+
+class Call:
+    """One export's arguments, its seeds (for _vjp) and what the reference
+    says: values (a list per result), or `error` (SG_ERR_INDEX), or
+    `broken` (the reference itself failed: a bug of the tools)."""
+
+    def __init__(self, fn, rng, zero):
+        self.fn = fn
+        sizes = {}
+        for p in fn.params:
+            for x in p.ty.dims:
+                if isinstance(x, str) and x not in sizes:
+                    least = fn.req.get(x, 0)
+                    sizes[x] = 0 if least == 0 and rng.random() < zero else \
+                        rng.randint(max(least, 1), max(least, 1) + 3)
+        self.sizes = sizes
+        conc = lambda ty: tuple(gen_programs.dim_value(x, sizes) for x in ty.dims)
+        self.shape = conc
+        self.args = []
+        for p in fn.params:
+            n = int(np.prod(conc(p.ty)))
+            if p.ty.dtype == "i32":
+                a = [rng.randint(-3, 5) for _ in range(n)]
+            elif rng.random() < 0.1:
+                a = [0.0] * n
+            else:
+                a = [rng.uniform(-1, 1) for _ in range(n)]
+            self.args.append(np.array(a, sg_interp.DT[p.ty.dtype]).reshape(conc(p.ty)))
+        self.seeds = [np.array([rng.uniform(-1, 1) for _ in range(int(np.prod(conc(r))))],
+                               sg_interp.DT[r.dtype]).reshape(conc(r)) if r.is_float else None
+                      for r in fn.rets]
+        self.values = self.error = self.broken = None
+        self.fragile = self.dead = False
+
+    def reference(self, prog):
+        it = sg_interp.Interp(prog)
+        try:
+            self.values = it.run(self.fn, self.args)
+        except sg_interp.IndexErr as err:
+            self.error, self.dead = str(err), err.dead
+        except Exception as err:  # noqa: BLE001 -- a bug of the generator or the interpreter
+            self.broken = "%s: %s" % (type(err).__name__, err)
+        self.fragile = it.fragile
+
+    @property
+    def grad_name(self):
+        f = self.fn
+        if not any(r.is_float for r in f.rets):
+            return None
+        return f.name + ("_grad" if len(f.rets) == 1 and f.ret.rank == 0 else "_vjp")
+
+    @property
+    def diff(self):
+        return [p for p in self.fn.params if not p.const and p.ty.is_float]
+
+
+def c_array(name, ctype, a):
+    flat = np.asarray(a).ravel()
+    if ctype == "int32_t":
+        items = [str(int(x)) for x in flat]
+    else:
+        items = ["%s%s" % (float(x).hex(), "f" if ctype == "float" else "") for x in flat]
+    return "static %s %s[%d] = {%s};" % (ctype, name, max(len(items), 1),
+                                         ", ".join(items) or "0")
 
 
 def c_shape(dims):
     return "{%s}" % ", ".join(str(x) for x in dims) if dims else "{0}"
 
 
-def driver_source(progs, header, zero):
-    """C source calling every export of each (program, rng) of progs;
-    prints `label index value`. Symbolic sizes are bound to 1..4, or to 0
-    with probability `zero`; a parameter is all zeros with probability 0.1
-    (zero factors), otherwise uniform in [-1, 1)."""
-    out = ["/* generated by tools/check_random.py */",
-           "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>",
-           "#include <stdlib.h>", "#include <string.h>",
-           '#include "sg_runtime.h"', '#include "%s"' % header, "",
-           "static uint64_t rng = 88172645463325252ull;",
-           "static double urand(void) { /* xorshift64, in [-1, 1) */",
-           "  rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;",
-           "  return (double)(rng >> 11) / 4503599627370496.0 - 1.0;",
-           "}",
-           "static sg_tensor make(int dtype, int rank, const int64_t *shape) {",
-           "  sg_tensor t;",
-           "  memset(&t, 0, sizeof t);",
-           "  int64_t n = 1;",
-           "  for (int i = 0; i < rank; i++) n *= t.shape[i] = shape[i];",
-           "  t.rank = rank;",
-           "  t.dtype = dtype;",
-           "  t.data = calloc((size_t)n + 1, 8);",
-           "  return t;",
-           "}",
-           "static int64_t count(const sg_tensor *t) {",
-           "  int64_t n = 1;",
-           "  for (int i = 0; i < t->rank; i++) n *= t->shape[i];",
-           "  return n;",
-           "}",
-           "static double get(const sg_tensor *t, int64_t i) {",
-           "  return t->dtype == SG_F32 ? ((float *)t->data)[i] : ((double *)t->data)[i];",
-           "}",
-           "static void set(sg_tensor *t, int64_t i, double v) {",
-           "  if (t->dtype == SG_F32) ((float *)t->data)[i] = (float)v;",
-           "  else ((double *)t->data)[i] = v;",
-           "}",
-           "static void fill(sg_tensor *t) {",
-           "  for (int64_t i = 0; i < count(t); i++) set(t, i, urand());",
-           "}",
-           "static void print(const char *label, const sg_tensor *t) {",
-           "  for (int64_t i = 0; i < count(t); i++)",
-           '    printf("%s %lld %.17g\\n", label, (long long)i, get(t, i));',
-           "}",
-           "static void check(int rc, const char *what) {",
-           "  if (rc != SG_OK) {",
-           '    printf("error %s returned %d: %s\\n", what, rc, sg_last_error());',
-           "    exit(1);",
-           "  }",
-           "}",
-           "static double dot(const sg_tensor *a, const sg_tensor *b) {",
-           "  double s = 0;",
-           "  for (int64_t i = 0; i < count(a); i++) s += get(a, i) * get(b, i);",
-           "  return s;",
-           "}",
-           ""]
+DRIVER_HEAD = r"""/* generated by tools/check_random.py */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sg_runtime.h"
+#include "%s"
+
+static inline int64_t count(const sg_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+  return n;
+}
+static inline double get(const sg_tensor *t, int64_t i) {
+  switch (t->dtype) {
+  case SG_F32: return ((float *)t->data)[i];
+  case SG_F64: return ((double *)t->data)[i];
+  default: return ((int32_t *)t->data)[i];
+  }
+}
+static inline void set(sg_tensor *t, int64_t i, double v) {
+  switch (t->dtype) {
+  case SG_F32: ((float *)t->data)[i] = (float)v; break;
+  case SG_F64: ((double *)t->data)[i] = v; break;
+  default: ((int32_t *)t->data)[i] = (int32_t)v; break;
+  }
+}
+/* a tensor of dtype and shape holding data (or the sentinel everywhere) */
+static sg_tensor make(int dtype, int rank, const int64_t *shape, const void *data) {
+  sg_tensor t;
+  memset(&t, 0, sizeof t);
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= t.shape[i] = shape[i];
+  t.rank = rank;
+  t.dtype = dtype;
+  size_t esize = dtype == SG_F64 ? 8 : 4;
+  t.data = calloc((size_t)n + 1, esize);
+  if (data) memcpy(t.data, data, (size_t)n * esize);
+  else for (int64_t i = 0; i < n; i++) set(&t, i, SENTINEL);
+  return t;
+}
+static int untouched(const sg_tensor *t) {
+  for (int64_t i = 0; i < count(t); i++)
+    if (get(t, i) != SENTINEL) return 0;
+  return 1;
+}
+static void print(const char *label, const sg_tensor *t) {
+  for (int64_t i = 0; i < count(t); i++)
+    printf("%%s %%lld %%.17g\n", label, (long long)i, get(t, i));
+}
+static void status(const char *label, int rc, int ok) {
+  printf("%%s.rc 0 %%d\n", label, rc);
+  if (rc != SG_OK) {
+    printf("%%s.untouched 0 %%d\n", label, ok);
+    printf("%%s.msg 0 %%s\n", label, sg_last_error());
+  }
+}
+static inline double dot(const sg_tensor *a, const sg_tensor *b) {
+  double s = 0;
+  for (int64_t i = 0; i < count(a); i++) s += get(a, i) * get(b, i);
+  return s;
+}
+"""
+
+
+def driver_source(entries, header):
+    out = [DRIVER_HEAD.replace("SENTINEL", repr(SENTINEL)) % header]
     mains = []
-    for prog, rng in progs:
-        mains += driver_calls(prog, rng, zero, out)
+    for e in entries:
+        for c in e.calls:
+            mains.append(driver_call(e, c, out))
     out += ["int main(void) {"] + mains + ["  return 0;", "}", ""]
     return "\n".join(out)
 
 
-def driver_calls(prog, rng, zero, out):
-    """Appends to `out` a run_F function per export F of prog; returns the
-    lines of main that call them."""
-    mains = []
-    for f in prog.exports:
-        sizes = {}
-        for p in f.params:
-            for x in p.ty.dims:
-                if isinstance(x, str) and x not in sizes:
-                    sizes[x] = 0 if rng.random() < zero else rng.randint(1, 4)
-        conc = lambda ty: [sizes[x] if isinstance(x, str) else x for x in ty.dims]
-        dt = lambda ty: "SG_F32" if ty.dtype == "f32" else "SG_F64"
-        scalar = f.ret.rank == 0
-        diff = [p for p in f.params if not p.const]
-        args = ", ".join("&%s" % p.name for p in f.params)
-        seed_arg = "" if scalar else "&seed, "
-        grad_fn = f.name + ("_grad" if scalar else "_vjp")
-        out.append("/* %s */" % f.source().split("\n")[0])
-        if prog.smooth:  # the forward value as a scalar: out itself, or <seed, out>
-            out.append("static double eval_%s(%s, const sg_tensor *seed) {" % (
-                f.name, ", ".join("const sg_tensor *%s" % p.name for p in f.params)))
-            out.append("  int64_t s[] = %s;" % c_shape(conc(f.ret)))
-            out.append("  sg_tensor o = make(%s, %d, s);" % (dt(f.ret), f.ret.rank))
-            out.append('  check(%s(%s, &o), "%s");' % (
-                f.name, ", ".join(p.name for p in f.params), f.name))
-            out.append("  double v = seed ? dot(seed, &o) : get(&o, 0);")
-            out.append("  free(o.data);")
-            out.append("  return v;")
-            out.append("}")
-        out.append("static void run_%s(void) {" % f.name)
-        # the data depends on the program only, not on its group
-        out.append("  rng = %dull;" % rng.randint(1, 2**62))
-        for p in f.params:
-            out.append("  int64_t s_%s[] = %s;" % (p.name, c_shape(conc(p.ty))))
-            out.append("  sg_tensor %s = make(%s, %d, s_%s);" % (p.name, dt(p.ty), p.ty.rank,
-                                                                p.name))
-            if rng.random() >= 0.1:
-                out.append("  fill(&%s);" % p.name)
-        out.append("  int64_t s_out[] = %s;" % c_shape(conc(f.ret)))
-        for name in ["out", "gout"] + ([] if scalar else ["seed"]):
-            out.append("  sg_tensor %s = make(%s, %d, s_out);" % (name, dt(f.ret), f.ret.rank))
-        if not scalar:
-            out.append("  fill(&seed);")
-        for p in diff:
-            out.append("  sg_tensor d_%s = make(%s, %d, s_%s);" % (p.name, dt(p.ty), p.ty.rank,
-                                                                  p.name))
-        out.append('  check(%s(%s, &out), "%s");' % (f.name, args, f.name))
-        out.append('  print("%s.out", &out);' % f.name)
-        grad_args = [args, seed_arg + "&gout"] + ["&d_%s" % p.name for p in diff]
-        out.append('  check(%s(%s), "%s");' % (grad_fn, ", ".join(grad_args), grad_fn))
-        out.append('  print("%s.gout", &gout);' % f.name)
-        for p in diff:
-            out.append('  print("%s.d_%s", &d_%s);' % (f.name, p.name, p.name))
-        if prog.smooth:
-            seed = "NULL" if scalar else "&seed"
-            ev = "eval_%s(%s, %s)" % (f.name, ", ".join("&%s" % q.name for q in f.params), seed)
-            for p in diff:
+def driver_call(entry, c, out):
+    """Appends run_F for call c to `out`; returns the line of main calling
+    it."""
+    f = c.fn
+    F = f.name
+    nres = len(f.rets)
+    outs = ["out"] if nres == 1 else ["out%d" % i for i in range(nres)]
+    seeds = [("seed" if nres == 1 else "seed%d" % i, i) for i, r in enumerate(f.rets) if r.is_float]
+    mk = lambda name, ty, data: "  int64_t s_%s[] = %s;\n  sg_tensor %s = make(%s, %d, s_%s, %s);" % (
+        name, c_shape(c.shape(ty)), name, SGDT[ty.dtype], ty.rank, name, data)
+    for p, a in zip(f.params, c.args):
+        out.append(c_array("%s_%s" % (F, p.name), CTYPE[p.ty.dtype], a))
+    for (s, i) in seeds:
+        if c.grad_name and c.grad_name.endswith("_vjp"):
+            out.append(c_array("%s_%s" % (F, s), CTYPE[f.rets[i].dtype], c.seeds[i]))
+    params = ", ".join("const sg_tensor *%s" % p.name for p in f.params)
+    pargs = ", ".join(p.name for p in f.params)
+    vjp = c.grad_name and c.grad_name.endswith("_vjp")
+    if entry.prog.smooth and c.grad_name:  # the value as a scalar: out, or the sum of <seed, out>
+        out.append("static double eval_%s(%s%s) {" % (F, params, "".join(
+            ", const sg_tensor *%s" % s for s, _ in seeds) if vjp else ""))
+        for o, r in zip(outs, f.rets):
+            out.append(mk(o, r, "NULL"))
+        out.append("  int rc = %s(%s, %s);" % (F, pargs, ", ".join("&" + o for o in outs)))
+        out.append("  double v = rc ? NAN : 0;")
+        for s, i in seeds:
+            out.append("  v += %s;" % ("dot(%s, &%s)" % (s, outs[i]) if vjp else "get(&out, 0)"))
+        out.append("  " + " ".join("free(%s.data);" % o for o in outs))
+        out.append("  return v;")
+        out.append("}")
+    out.append("static void run_%s(void) {" % F)
+    for p in f.params:
+        out.append(mk(p.name, p.ty, "%s_%s" % (F, p.name)))
+    for o, r in zip(outs, f.rets):
+        out.append(mk(o, r, "NULL"))
+    out.append('  int rc = %s(%s, %s);' % (F, ", ".join("&" + p.name for p in f.params),
+                                           ", ".join("&" + o for o in outs)))
+    out.append('  status("%s", rc, %s);' % (F, " && ".join("untouched(&%s)" % o for o in outs)))
+    out.append("  if (rc == SG_OK) {")
+    for o in outs:
+        out.append('    print("%s.%s", &%s);' % (F, o, o))
+    out.append("  }")
+    if c.grad_name:
+        gouts = ["g" + o for o in outs]
+        for o, r in zip(gouts, f.rets):
+            out.append(mk(o, r, "NULL"))
+        if vjp:
+            for s, i in seeds:
+                out.append(mk(s, f.rets[i], "%s_%s" % (F, s)))
+        for p in c.diff:
+            out.append(mk("d_" + p.name, p.ty, "NULL"))
+        gargs = ["&" + p.name for p in f.params] + (["&" + s for s, _ in seeds] if vjp else []) + \
+            ["&" + o for o in gouts] + ["&d_" + p.name for p in c.diff]
+        written = gouts + ["d_" + p.name for p in c.diff]
+        out.append("  rc = %s(%s);" % (c.grad_name, ", ".join(gargs)))
+        out.append('  status("%s", rc, %s);' % (c.grad_name,
+                                                " && ".join("untouched(&%s)" % w for w in written)))
+        out.append("  if (rc == SG_OK) {")
+        for o, go in zip(outs, gouts):
+            out.append('    print("%s.%s", &%s);' % (c.grad_name, o, go))
+        for p in c.diff:
+            out.append('    print("%s.d_%s", &d_%s);' % (c.grad_name, p.name, p.name))
+        out.append("  }")
+        if entry.prog.smooth:
+            ev = "eval_%s(%s%s)" % (F, ", ".join("&" + p.name for p in f.params),
+                                    "".join(", &" + s for s, _ in seeds) if vjp else "")
+            out.append("  if (rc == SG_OK) {")
+            for p in c.diff:
                 out.append("  for (int64_t i = 0; i < count(&%s); i++) {" % p.name)
                 out.append("    double x = get(&%s, i), h = 1e-3 * fmax(1.0, fabs(x)), d[2];"
                            % p.name)
@@ -233,15 +369,15 @@ def driver_calls(prog, rng, zero, out):
                 out.append("    double r = (4 * d[1] - d[0]) / 3;")
                 out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) r = NAN;")
                 out.append('    printf("%s.fd_%s %%lld %%.17g\\n", (long long)i, r);'
-                           % (f.name, p.name))
+                           % (c.grad_name, p.name))
                 out.append("  }")
-        frees = [p.name for p in f.params] + ["out", "gout"] + ([] if scalar else ["seed"]) + \
-            ["d_" + p.name for p in diff]
-        out.append("  " + " ".join("free(%s.data);" % n for n in frees))
-        out.append("}")
-        out.append("")
-        mains.append("  run_%s();" % f.name)
-    return mains
+            out.append("  }")
+        for w in written + ([s for s, _ in seeds] if vjp else []):
+            out.append("  free(%s.data);" % w)
+    out.append("  " + " ".join("free(%s.data);" % n for n in [p.name for p in f.params] + outs))
+    out.append("}")
+    out.append("")
+    return "  run_%s();" % F
 
 
 # ---- comparing results ----
@@ -249,8 +385,11 @@ def driver_calls(prog, rng, zero, out):
 def parse(text):
     vals = {}
     for line in text.splitlines():
-        label, _, value = line.split()
-        vals.setdefault(label, []).append(float(value))
+        label, _, value = line.split(" ", 2)
+        if label.endswith(".msg"):
+            vals[label] = [value]
+        else:
+            vals.setdefault(label, []).append(float(value))
     return vals
 
 
@@ -262,78 +401,159 @@ def close(a, b, rtol):
     return abs(a - b) <= rtol * max(abs(a), abs(b), 1.0)
 
 
-def compare(xs, ys, rtol, what, finite_only=False, exact_zero=False):
+def compare(xs, ys, rtol, what, finite_only=False, exact_zero=False, exact=False):
     """Element by element; with finite_only, skip where ys is NaN or
     infinite (a finite difference of a function that is NaN there, say the
     mean of an empty tensor, checks nothing); with exact_zero, where ys is
-    exactly 0, xs must be too."""
+    exactly 0, xs must be too; with exact, the same bits (NaN matching NaN)."""
     if len(xs) != len(ys):
         raise Finding("%s have different sizes: %d vs %d" % (what, len(xs), len(ys)))
     for k, (a, b) in enumerate(zip(xs, ys)):
         if finite_only and not math.isfinite(b):
             continue
-        if not close(a, b, rtol) or (exact_zero and b == 0 and a != 0):
+        if exact:
+            if not (a == b and math.copysign(1, a) == math.copysign(1, b) or
+                    math.isnan(a) and math.isnan(b)):
+                raise Finding("%s differ at element %d: %.17g vs %.17g" % (what, k, a, b))
+        elif not close(a, b, rtol) or (exact_zero and b == 0 and a != 0):
             raise Finding("%s differ at element %d: %.17g vs %.17g" % (what, k, a, b))
 
 
-def mine(vals, prog):
-    """The results of prog's exports among a group's."""
-    names = tuple(f.name + "." for f in prog.exports)
-    return {k: v for k, v in vals.items() if k.startswith(names)}
+def check_status(v, label, want_error, lvl, fname, dead=False):
+    """The return code of call `label` at level lvl: SG_OK, or
+    SG_ERR_INDEX with nothing written where the reference says so. Returns
+    whether it succeeded."""
+    rc = int(v.get(label + ".rc", [-1])[0])
+    want = SG_ERR_INDEX if want_error else SG_OK
+    if dead and rc == SG_OK:
+        raise Finding("%s: %s returned 0 where the reference reports SG_ERR_INDEX (%s) in code "
+                      "whose value is unused (spec 6, v3: reported whether or not the value is "
+                      "used)" % (lvl, label, want_error))
+    if rc == SG_ERR_ALLOC and lvl == "adm" and label.endswith(("_grad", "_vjp")) or rc == want:
+        if rc != SG_OK:
+            if v.get(label + ".untouched") != [1.0]:
+                raise Finding("%s: %s returned %d but wrote an output" % (lvl, label, rc))
+            msg = v.get(label + ".msg", [""])[0]
+            if not re.match(r"%s(_grad|_vjp)?: prog\.sg:\d+: " % re.escape(fname), msg):
+                raise Finding("%s: %s's error message does not name the function and the "
+                              "file: %r" % (lvl, label, msg))
+        return rc == SG_OK
+    raise Finding("%s: %s returned %d, expected %d (%s)%s" % (
+        lvl, label, rc, want, "SG_ERR_INDEX: " + want_error if want_error else "SG_OK",
+        "; message: " + v[label + ".msg"][0] if label + ".msg" in v else ""))
 
 
-def check_clean(prog, o0, clean):
-    """The program against its clean variant, both at -O0."""
-    v2, vc = mine(parse(o0), prog), mine(parse(clean), prog)
-    for label in sorted(vc):
-        if ".fd_" in label:
-            continue
-        compare(v2.get(label, []), vc[label], OPT_RTOL,
-                "%s of the program and of its clean variant (poison and zero factors "
-                "replaced)" % label, exact_zero=True)
-
-
-def check_values(prog, o0, o2):
-    v0, v2 = mine(parse(o0), prog), mine(parse(o2), prog)
-    if set(v0) != set(v2):
-        raise Finding("-O0 and -O2 drivers print different results")
-    for label in sorted(v0):
-        compare(v0[label], v2[label], OPT_RTOL, "-O0 and -O2 results for %s" % label)
-    for f in prog.exports:
-        for v, lvl in ((v0, "-O0"), (v2, "-O2")):
-            compare(v.get("%s.out" % f.name, []), v.get("%s.gout" % f.name, []), OPT_RTOL,
-                    "%s: the results of %s and of its gradient function" % (lvl, f.name))
-            if prog.smooth:
-                for p in f.params:
-                    if not p.const:
-                        compare(v.get("%s.d_%s" % (f.name, p.name), []),
-                                v.get("%s.fd_%s" % (f.name, p.name), []),
-                                FD_RTOL, "%s: d_%s of %s and the finite difference"
-                                % (lvl, p.name, f.name), finite_only=True)
+def check_call(entry, c, outs):
+    """All the checks of one export's results, over every level's output."""
+    f, F = c.fn, c.fn.name
+    if c.broken:
+        raise Finding("the reference failed (a bug of tools/gen_programs.py or "
+                      "tools/sg_interp.py): %s" % c.broken)
+    lv = {lvl: parse(text) for lvl, text in outs.items()}
+    mine = lambda v: {k: x for k, x in v.items() if k.split(".")[0] in (F, c.grad_name)}
+    lv = {lvl: mine(v) for lvl, v in lv.items()}
+    want_error = None if c.fragile else c.error
+    ok = {}
+    levels = [lvl for lvl in ("O0", "O2", "adm") if lvl in lv]
+    base = levels[0]
+    for lvl in levels:
+        v = lv[lvl]
+        if c.fragile:  # the reference's decision could go the other way: levels agree
+            want_error = None if int(lv[base][F + ".rc"][0]) == SG_OK else "as at " + base
+        dead = c.dead and not c.fragile
+        ok[lvl, F] = check_status(v, F, want_error, lvl, F, dead)
+        if c.grad_name:
+            ok[lvl, c.grad_name] = check_status(v, c.grad_name, want_error, lvl, F, dead)
+    if not ok[base, F]:
+        return
+    nres = len(f.rets)
+    outs_ = ["out"] if nres == 1 else ["out%d" % i for i in range(nres)]
+    v0, v2, va = lv.get("O0"), lv.get("O2"), lv.get("adm")
+    values = lambda label: label.endswith((".msg", ".rc", ".untouched")) or ".fd_" in label
+    # the reference
+    if c.values is not None and not c.fragile:
+        for o, r, want in zip(outs_, f.rets, c.values):
+            compare(lv[base].get("%s.%s" % (F, o), []), [float(x) for x in np.ravel(want)],
+                    REF_RTOL.get(r.dtype, 0), "-%s %s.%s and the reference (tools/sg_interp.py)"
+                    % (base, F, o))
+    # -O0 against -O2, the value against the gradient function's
+    if v0 is not None and v2 is not None:
+        for label in sorted(set(v0) | set(v2)):
+            if not values(label):
+                compare(v0.get(label, []), v2.get(label, []), OPT_RTOL,
+                        "-O0 and -O2 results for %s" % label)
+    lv_O = [(lv[x], "-" + x) for x in ("O0", "O2") if x in lv]
+    for v, lvl in lv_O:
+        if c.grad_name and ok[lvl[1:], c.grad_name]:
+            for o in outs_:
+                compare(v.get("%s.%s" % (F, o), []), v.get("%s.%s" % (c.grad_name, o), []),
+                        OPT_RTOL, "%s: the results of %s and of %s" % (lvl, F, c.grad_name))
+    # --ad-memory: the same bits
+    if va is not None and v2 is not None:
+        for label in sorted(v2):
+            if values(label):
+                continue
+            if label.startswith(c.grad_name or "\0") and not ok["adm", c.grad_name]:
+                continue
+            compare(va.get(label, []), v2[label], 0, "--ad-memory and default results for %s"
+                    % label, exact=True)
+    # finite differences
+    if entry.prog.smooth and c.grad_name:
+        for v, lvl in lv_O:
+            for p in c.diff:
+                compare(v.get("%s.d_%s" % (c.grad_name, p.name), []),
+                        v.get("%s.fd_%s" % (c.grad_name, p.name), []),
+                        FD_RTOL, "%s: d_%s of %s and the finite difference"
+                        % (lvl, p.name, F), finite_only=True)
+    # the clean variant
+    if "clean" in lv and v0 is not None:
+        vc = lv["clean"]
+        for label in sorted(vc):
+            if ".fd_" in label or label.endswith((".msg", ".untouched")):
+                continue
+            compare(v0.get(label, []), vc[label], OPT_RTOL,
+                    "%s of the program and of its clean variant (poison and zero factors "
+                    "replaced)" % label, exact_zero=True)
 
 
 # ---- groups of programs ----
 
 class Entry:
     """One generated program, its functions renamed s<seed>_<name> so that
-    several can share one .sg file, one object and one driver."""
+    several can share one .sg file, one object and one driver; its calls
+    (data and reference) once built."""
 
-    def __init__(self, seed, smooth, depth):
+    def __init__(self, seed, smooth, depth, without=(), prog=None, zero=0.2):
         self.seed, self.smooth = seed, smooth
-        self.prog = gen_programs.generate(seed, smooth, depth)
+        self.prog = prog or gen_programs.generate(seed, smooth, depth, without)
         self.name = "prog-%d%s" % (seed, "-fd" if smooth else "")
+        self.zero = zero
         for f in self.prog.funcs:
-            f.name = "s%d_%s" % (seed, f.name)
+            if not f.name.startswith("s%d_" % seed):
+                f.name = "s%d_%s" % (seed, f.name)
+        self.calls = None
+        self.ref_seconds = 0.0
 
     def source(self, clean=False):
-        # helper and export names are h0..h2 and f0, f1 (one digit; f32 has two)
-        return re.sub(r"\b([hf]\d)\b", "s%d_\\1" % self.seed, self.prog.source(clean))
+        return self.prog.source(clean)
+
+    def build_calls(self):
+        """The data (a function of the seed only) and the reference."""
+        if self.calls is None:
+            t = time.time()
+            rng = random.Random(self.seed)
+            self.calls = [Call(f, rng, self.zero) for f in self.prog.exports]
+            for c in self.calls:
+                c.reference(self.prog)
+            self.ref_seconds = time.time() - t
+        return self.calls
 
 
 def build_and_run(group, numeric, a, d):
     """Compile the group's programs as one file at -O2 (and, if numeric, at
-    -O0 and the clean variant at -O0), run one driver against each object;
-    returns the outputs by level, or {} if not numeric."""
+    -O0, at -O2 with --ad-memory and the clean variant at -O0), run one
+    driver against each object; returns the outputs by level, or {} if not
+    numeric."""
     os.makedirs(d, exist_ok=True)
     src, clean = os.path.join(d, "prog.sg"), os.path.join(d, "clean.sg")
     with open(src, "w") as f:
@@ -343,17 +563,22 @@ def build_and_run(group, numeric, a, d):
         a.timeout, "sgc")
     if not numeric:
         return {}
-    run(sgc + [src, "-O0", "-o", os.path.join(d, "O0.o")], a.timeout, "sgc -O0")
-    levels = ["O0", "O2"]
-    if any(e.prog.marks for e in group):
+    levels = [x for x in ("O0", "O2", "adm") if x in a.levels]
+    if "O0" in levels:
+        run(sgc + [src, "-O0", "-o", os.path.join(d, "O0.o")], a.timeout, "sgc -O0")
+    if "adm" in levels:
+        run(sgc + [src, "--ad-memory=%s" % a.ad_memory, "-o", os.path.join(d, "adm.o")],
+            a.timeout, "sgc --ad-memory=%s" % a.ad_memory)
+    if "clean" in a.levels and any(e.prog.marks for e in group):
         with open(clean, "w") as f:
             f.write("\n".join(e.source(clean=True) for e in group))
         run(sgc + [clean, "-O0", "-o", os.path.join(d, "clean.o")], a.timeout,
             "sgc -O0 (clean variant)")
         levels.append("clean")
+    for e in group:
+        e.build_calls()
     with open(os.path.join(d, "driver.c"), "w") as f:
-        f.write(driver_source([(e.prog, random.Random(e.seed)) for e in group], "prog.h",
-                              a.zero_sizes))
+        f.write(driver_source(group, "prog.h"))
     cc = shlex.split(a.cc)
     run(cc + ["-I" + d, "-c", os.path.join(d, "driver.c"), "-o", os.path.join(d, "driver.o")],
         a.timeout, "compiling the driver")
@@ -369,11 +594,8 @@ def build_and_run(group, numeric, a, d):
 def check_entry(e, outs):
     if not outs:
         return
-    check_values(e.prog, outs["O0"], outs["O2"])
-    if e.prog.marks:
-        # The poisoned program at -O0 against its clean variant at -O0 (the
-        # AD rules), and at -O2 against -O0 above (the optimizer keeps them).
-        check_clean(e.prog, outs["O0"], outs["clean"])
+    for c in e.calls:
+        check_call(e, c, outs)
 
 
 def check_group(group, numeric, a):
@@ -401,13 +623,17 @@ def check_group(group, numeric, a):
     return found
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--count", type=int, default=30, help="programs to compile")
-    ap.add_argument("--sample", type=int, default=10, help="of which to run and compare")
+def classify(prog, msg):
+    """'allowed', 'known' or 'new', and what it is."""
+    for kind, table in (("allowed", ALLOWED), ("known", KNOWN)):
+        for what, feats, pattern in table:
+            if any(f in prog.features for f in feats) and re.search(pattern, msg):
+                return kind, what
+    return "new", None
+
+
+def add_args(ap):
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=20, metavar="N",
-                    help="programs compiled and run together (default 20)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "random"))
     ap.add_argument("--sgc", default=os.path.join(ROOT, "build", "bin", "sgc"))
     ap.add_argument("--cc", default="cc -std=c11 -O1 -I" + os.path.join(ROOT, "build", "include"))
@@ -417,20 +643,46 @@ def main():
     ap.add_argument("--depth", type=int, default=4, help="expression depth of the programs")
     ap.add_argument("--zero-sizes", type=float, default=0.2, metavar="P",
                     help="probability of binding a symbolic size to 0 (empty tensors)")
+    ap.add_argument("--ad-memory", default="512",
+                    help="the --ad-memory=SIZE checked against the default (default 512)")
+    ap.add_argument("--without", default="",
+                    help="constructs to leave out (gen_programs features, comma-separated)")
+    ap.add_argument("--levels", default="O0,O2,adm,clean", type=lambda x: set(x.split(",")),
+                    help="what to compile and compare (default O0,O2,adm,clean)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=30, help="programs to compile")
+    ap.add_argument("--sample", type=int, default=10, help="of which to run and compare")
+    ap.add_argument("--batch", type=int, default=20, metavar="N",
+                    help="programs compiled and run together (default 20)")
+    add_args(ap)
     a = ap.parse_args()
+    without = [x for x in a.without.split(",") if x]
 
     findings_dir = os.path.join(a.work, "findings")
-    findings = 0
+    counts = {"new": 0, "known": 0, "allowed": 0}
+    kinds = {}
     start = time.time()
+    ref_time = 0.0
+    fragile = calls = errors = 0
     for first in range(0, a.count, a.batch):
         ks = range(first, min(first + a.batch, a.count))
         numeric = [k for k in ks if k < a.sample]
         for ks_part, num in ((numeric, True), ([k for k in ks if k >= a.sample], False)):
             if not ks_part:
                 continue
-            group = [Entry(a.seed + k, k % 2 == 1, a.depth) for k in ks_part]
+            group = [Entry(a.seed + k, k % 2 == 1, a.depth, without, zero=a.zero_sizes)
+                     for k in ks_part]
             for e, msg in check_group(group, num, a):
-                findings += 1
+                kind, what = classify(e.prog, msg)
+                counts[kind] += 1
+                if kind != "new":
+                    kinds[what] = kinds.get(what, 0) + 1
+                    print("%s (%s) in seed %d%s: %s" % (kind, what, e.seed, ", --fd" if e.smooth
+                                                        else "", msg.splitlines()[0]))
+                    continue
                 os.makedirs(findings_dir, exist_ok=True)
                 path = os.path.join(findings_dir, e.name + ".sg")
                 with open(path, "w") as f:
@@ -440,11 +692,23 @@ def main():
                         f.write(e.source(clean=True))
                 print("FINDING in %s (seed %d%s):\n%s\n" % (path, e.seed,
                                                            ", --fd" if e.smooth else "", msg))
+            for e in group:
+                if e.calls:
+                    ref_time += e.ref_seconds
+                    calls += len(e.calls)
+                    fragile += sum(c.fragile for c in e.calls)
+                    errors += sum(c.error is not None for c in e.calls)
+            sys.stdout.flush()
     numeric = min(a.sample, a.count)
-    print("check_random: %d programs compiled, %d run at -O0 and -O2 (%d against finite "
-          "differences), %d findings" % (a.count, numeric, numeric // 2, findings))
-    sys.stderr.write("check_random: %.0f s\n" % (time.time() - start))
-    return 1 if findings else 0
+    for what, n in sorted(kinds.items()):
+        print("check_random: %d x %s" % (n, what))
+    print("check_random: %d programs compiled, %d run at -O0, -O2 and --ad-memory (%d against "
+          "finite differences), %d findings, %d known, %d refusals allowed" % (
+              a.count, numeric, numeric // 2, counts["new"], counts["known"], counts["allowed"]))
+    sys.stderr.write("check_random: %.0f s (reference %.0f s); %d calls, %d expected to fail "
+                     "with SG_ERR_INDEX, %d fragile\n" % (time.time() - start, ref_time, calls,
+                                                          errors, fragile))
+    return 1 if counts["new"] else 0
 
 
 if __name__ == "__main__":

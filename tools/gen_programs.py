@@ -1,24 +1,46 @@
 #!/usr/bin/env python3
 """Generate random, well-typed .sg programs (the language of
-../shared/spec/LANGUAGE.md) for testing the compiler.
+../shared/spec/LANGUAGE.md, all of version 2) for testing the compiler.
 
 Generation is type-directed: every expression is built for a target type
 (dtype and shape) chosen first, so each program checks by construction. A
-program has a few helper functions (fn) and one or two exports, and uses the
-whole language: elementwise operators and builtins, NumPy broadcasting with
-symbolic and literal sizes, reductions with and without axis=, matmul,
-transpose, reshape, broadcast, select over comparisons, zeros_like/ones_like,
-f32/f64 casts, stop_gradient, const parameters, calls of helpers (sizes bound
-per call) and grad(h, wrt=p)(...), mostly under stop_gradient (otherwise the
-export's own gradient is of second order).
+program has a few helper functions (fn) and one or two exports. The
+program is a tree (Program > Fn > statements S > expressions E), printed
+by Program.source() and run by tools/sg_interp.py, a NumPy interpreter of
+the spec that tools/check_random.py uses as the reference; the minimizer
+(tools/minimize_program.py) edits the same tree. Nothing here needs NumPy.
+
+What a program contains:
+  * expressions: elementwise operators and builtins, NumPy broadcasting
+    with symbolic, literal and derived sizes (n - 1), reductions with and
+    without axis=, matmul, transpose, reshape, broadcast, select over
+    comparisons, && || !, zeros_like/ones_like, zeros/ones/full/arange,
+    f32/f64/i32 casts (from bool too), sizes as i32 values, stop_gradient,
+    const parameters, calls of helpers (sizes bound per call, several
+    results bound by `let (a, b) = h(...)`), grad(h, wrt=p)(...) mostly under
+    stop_gradient (also the PGD shape stop_gradient(sign(grad(...)))), i32
+    arithmetic (// and %, argmax/argmin), uniform/normal/split;
+  * indexing: positions (literal, negative, symbolic, loop indices,
+    data-dependent), slices (literal, symbolic, negative, run-time start
+    `x[e:e+2]`), one gather per index (`x[idx]`, `x[idx, i]`, index
+    matrices and their rows), take, take_along_axis; now and then an index
+    out of range on purpose (the reference then expects SG_ERR_INDEX, with
+    nothing written);
+  * statements: let, var (typed or not), whole and indexed assignment
+    (= += -= *=, with positions, slices and tensor indices), `for` with
+    literal, symbolic and data-dependent bounds, `while` with a counter
+    that bounds it and a data-dependent condition, `if`/`else if`/`else`;
+    nested: loops in loops, branches in loops, calls and grad in loops.
 
 With `smooth=True` (the "fd" mode) a program is safe to check against
-central differences: every value is f64; ops with kinks or jumps (abs, relu,
-sign, floor, ceil, round, max, min, maximum, minimum, comparisons), and
-everything under stop_gradient, grad or a const parameter of a helper, see
-only values built from the export's const parameters (which finite
-differences do not perturb); log, sqrt, division and pow get arguments away
-from their poles (log(1 + square(x))...), and exp a bounded one.
+central differences: every float is f64; ops with kinks or jumps (abs, relu,
+sign, floor, ceil, round, max, min, maximum, minimum, comparisons), every
+i32 and bool value (indices, loop bounds, conditions), and everything under
+stop_gradient, grad or a const parameter of a helper, see only values built
+from the export's const and i32 parameters and sizes (which finite
+differences do not perturb: "frozen"); a var is live or frozen for its
+whole life; log, sqrt, division and pow get arguments away from their
+poles (log(1 + square(x))...), and exp a bounded one.
 
 Both modes also build the cases where exactness rules fix a gradient
 (spec section 7, docs/language.md 4.3-4.5):
@@ -35,43 +57,162 @@ Both modes also build the cases where exactness rules fix a gradient
     a negative value: the live operand's gradient from it must be 0;
   * sums and means of broadcasts (sum(broadcast(e, [k, ...]), axis=0)),
     which the optimizer rewrites and which must stay exact at k = 0.
-Each poison leaf and zero factor is written as a marker; Program.source()
-gives the program itself, Program.source(clean=True) the same program with
-every poison leaf replaced by its live operand and every zero factor by 0,
-whose values and gradients must be the same (tools/check_random.py).
+Each poison leaf and zero factor is a `mark` node holding both texts;
+Program.source() gives the program itself, Program.source(clean=True) the
+same program with every poison leaf replaced by its live operand and every
+zero factor by 0, whose values and gradients must be the same
+(tools/check_random.py).
 
-Usage: gen_programs.py [--seed S] [--count N] [--fd] [--depth D] [--out DIR] [--clean]
+Every program records the constructs it used (Program.features: "for",
+"gather", "slice_in_loop", ...); tools/check_random.py's table of known
+issues matches a failure against them, and Gen(features=...) leaves
+constructs out (the lit tests run the set that passes today).
+
+How to add to it (version 3 plugs in here):
+  * an elementwise or reduction operation (logsumexp, softmax, erf...): one
+    entry in UNARY, BINARY or REDUCE below, with its properties (smooth?,
+    float only?) and its NumPy meaning as `ev=lambda np, x: ...` (np is
+    passed in by the interpreter, so this module stays NumPy-free). An
+    operation of its own shape rule (concat, stack, cumsum) is one maker
+    method (see `take`) registered in EXPR_MAKERS, and its meaning one
+    entry of sg_interp.EVAL.
+  * a transform (jvp, vjp, jacobian, hessian): one entry in TRANSFORMS:
+    which functions it applies to, the type of its result, the extra
+    arguments it takes, and how the reference computes it (by finite
+    differences of the interpreter, sg_interp.transform). `grad` is the
+    model.
+  * a statement: one method in STMT_MAKERS, its printing in S.lines() and
+    its meaning in sg_interp.Interp.exec.
+  * a checked entry point of an export (f_jvp, f_hvp): check_random.ENTRY
+    (see there).
+Each maker returns None when it cannot build its construct for the type
+asked; the caller then picks another.
+
+Usage: gen_programs.py [--seed S] [--count N] [--fd] [--depth D] [--out DIR]
+                       [--without FEATURE,...]
 writes DIR/prog-K.sg (or prints one program to stdout without --out).
-tools/check_random.py imports this module and also uses the signatures
-(Program.exports) to build a C driver for each program.
 """
 
 import argparse
 import os
 import random
+import re
 import sys
 
 SYMS = ["n", "m", "k", "d"]
 LITS = [1, 2, 3]
+MARK = "@@%d@@"
+CMP = ["<", "<=", ">", ">=", "==", "!="]
 
-RAW_UNARY = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sin", "cos",
-             "tanh", "sigmoid", "softplus", "relu", "abs", "sign", "floor", "ceil", "round"]
-SMOOTH_UNARY = ["square", "sin", "cos", "tanh", "sigmoid", "softplus"]
-KINKY_UNARY = ["relu", "abs", "sign", "floor", "ceil", "round"]
+
+# ---- operation tables: generation properties, printing, meaning ----
+
+class Op:
+    """An operation of the table: `smooth` (safe for finite differences on
+    live values), `kink` (continuous but with a kink: on frozen values
+    only in smooth mode), `jump` (discontinuous: likewise, and the
+    reference flags results near the jump), `dtypes` it takes, and `ev`,
+    its meaning over NumPy arrays (np passed in)."""
+
+    def __init__(self, name, ev, smooth=False, kink=False, dtypes=("f32", "f64"), fmt=None,
+                 weight=1.0):
+        self.name, self.ev, self.smooth, self.kink = name, ev, smooth, kink
+        self.dtypes, self.fmt, self.weight = dtypes, fmt, weight
+
+
+def _ops(*ops):
+    return {o.name: o for o in ops}
+
+
+# f(x): the argument x is an array of the operand's dtype; the result is
+# cast back to that dtype by the interpreter.
+UNARY = _ops(
+    Op("exp", lambda np, x: np.exp(x)),
+    Op("log", lambda np, x: np.log(x)),
+    Op("log1p", lambda np, x: np.log1p(x)),
+    Op("expm1", lambda np, x: np.expm1(x)),
+    Op("sqrt", lambda np, x: np.sqrt(x)),
+    Op("rsqrt", lambda np, x: 1 / np.sqrt(x)),
+    Op("square", lambda np, x: x * x, smooth=True),
+    Op("sin", lambda np, x: np.sin(x), smooth=True),
+    Op("cos", lambda np, x: np.cos(x), smooth=True),
+    Op("tanh", lambda np, x: np.tanh(x), smooth=True),
+    Op("sigmoid", lambda np, x: np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))),
+                                         np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))),
+       smooth=True),
+    Op("softplus", lambda np, x: np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))), smooth=True),
+    Op("relu", lambda np, x: np.where(x < 0, 0 * x, x), kink=True),
+    Op("abs", lambda np, x: np.abs(x), kink=True, dtypes=("f32", "f64", "i32")),
+    Op("sign", lambda np, x: np.sign(x), kink=True, dtypes=("f32", "f64", "i32")),
+    Op("floor", lambda np, x: np.floor(x), kink=True),
+    Op("ceil", lambda np, x: np.ceil(x), kink=True),
+    Op("round", lambda np, x: np.round(x), kink=True),
+)
 # Smooth and defined everywhere, whatever the argument: {} is the argument.
 GUARDED_UNARY = ["exp(tanh({}))", "log(1 + square({}))", "log1p(square({}))",
                  "sqrt(1 + square({}))", "rsqrt(2 + square({}))", "expm1(tanh({}))",
                  "log(sigmoid({}))", "(({}) ** 2)", "(({}) ** 3)"]
-CMP = ["<", "<=", ">", ">=", "==", "!="]
 # NaN or infinite whatever the (finite) argument: {} is a live operand.
 POISON = ["sqrt(-1 - square({}))", "log(-1 - square({}))", "exp(1000 + square({}))",
           "(1 / (0 * {}))", "log(0 * square({}))", "rsqrt(0 * square({}))",
           "(square({}) * 1e300 * 1e300)"]
-MARK = "@@%d@@"
+# f(a, b), broadcasting; printed infix when fmt has one.
+BINARY = _ops(
+    Op("+", lambda np, a, b: a + b, smooth=True, dtypes=("f32", "f64", "i32"), fmt="({0} + {1})"),
+    Op("-", lambda np, a, b: a - b, smooth=True, dtypes=("f32", "f64", "i32"), fmt="({0} - {1})"),
+    Op("*", lambda np, a, b: a * b, smooth=True, dtypes=("f32", "f64", "i32"), fmt="({0} * {1})"),
+    Op("/", lambda np, a, b: a / b, fmt="({0} / {1})"),
+    Op("**", lambda np, a, b: np.power(a, b), fmt="({0} ** {1})"),
+    Op("pow", lambda np, a, b: np.power(a, b)),
+    Op("maximum", lambda np, a, b: np.maximum(a, b), kink=True, dtypes=("f32", "f64", "i32")),
+    Op("minimum", lambda np, a, b: np.minimum(a, b), kink=True, dtypes=("f32", "f64", "i32")),
+)
+# op(x) over all axes or op(x, axis=K); ev(np, x, axes) with axes a tuple.
+REDUCE = _ops(
+    Op("sum", None, smooth=True, dtypes=("f32", "f64", "i32")),
+    Op("mean", None, smooth=True),
+    Op("max", None, kink=True, dtypes=("f32", "f64", "i32")),
+    Op("min", None, kink=True, dtypes=("f32", "f64", "i32")),
+)
+
+
+# ---- sizes: an int, a name, or a name plus or minus a literal ("n - 1") ----
+
+def dim_parts(d):
+    if isinstance(d, int):
+        return None, d
+    name, sign, k = re.fullmatch(r"(\w+)(?: ([+-]) (\d+))?", d).groups()
+    return name, (int(k) if sign == "+" else -int(k)) if sign else 0
+
+
+def dim_make(name, off):
+    if name is None:
+        return off
+    return name if off == 0 else "%s %s %d" % (name, "+" if off > 0 else "-", abs(off))
+
+
+def dim_add(d, k):
+    name, off = dim_parts(d)
+    return dim_make(name, off + k)
+
+
+def dim_subst(d, m):
+    name, off = dim_parts(d)
+    return d if name is None else dim_add(m[name], off)
+
+
+def dim_value(d, sizes):
+    name, off = dim_parts(d)
+    return off + (sizes[name] if name else 0)
+
+
+def dim_expr_text(d):
+    """The size as an i32 value in an expression."""
+    return str(d) if isinstance(d, int) or " " not in d else "(%s)" % d
 
 
 class Ty:
-    """A tensor type: dtype 'f32' or 'f64', dims a tuple of ints and names."""
+    """A type: dtype 'f32', 'f64', 'i32' or 'bool', dims a tuple of sizes."""
 
     def __init__(self, dtype, dims=()):
         self.dtype = dtype
@@ -81,6 +222,10 @@ class Ty:
     def rank(self):
         return len(self.dims)
 
+    @property
+    def is_float(self):
+        return self.dtype in ("f32", "f64")
+
     def with_dims(self, dims):
         return Ty(self.dtype, dims)
 
@@ -88,7 +233,7 @@ class Ty:
         return Ty(dtype, self.dims)
 
     def __eq__(self, other):
-        return self.dtype == other.dtype and self.dims == other.dims
+        return isinstance(other, Ty) and self.dtype == other.dtype and self.dims == other.dims
 
     def __hash__(self):
         return hash((self.dtype, self.dims))
@@ -99,6 +244,190 @@ class Ty:
     def __str__(self):
         return self.dtype + (self.shape_list() if self.dims else "")
 
+    __repr__ = __str__
+
+
+# ---- the program tree ----
+
+class E:
+    """An expression: op (a key of the printer and of sg_interp.EVAL), its
+    operand expressions, its type, whether it depends on a non-const
+    parameter (live), and op-specific attributes (a name, a literal's
+    text, an axis...). `weak`: made of literals alone (spec section 3)."""
+    __slots__ = ("op", "args", "ty", "live", "at")
+
+    def __init__(self, op, args, ty, live=False, **at):
+        self.op, self.args, self.ty, self.live, self.at = op, list(args), ty, live, at
+
+    @property
+    def weak(self):
+        if self.op == "lit":
+            return True
+        args = self.args[1:] if self.op == "select" else self.args  # not its condition
+        return self.op not in STRONG_OPS and bool(args) and all(
+            a is not None and a.weak for a in args)
+
+    def walk(self):
+        yield self
+        for a in self.args:
+            if a is not None:
+                yield from a.walk()
+
+    def show(self, clean=False):
+        return show(self, clean)
+
+
+# ops whose result has a dtype of its own even from weak literals
+STRONG_OPS = {"cast", "name", "size", "ctor", "full", "arange", "random", "split", "call",
+              "transform", "index", "cmp", "logic", "not", "arg"}
+
+
+def show(e, clean=False):
+    """The source text of expression e."""
+    if e is None:
+        return ""
+    a = [show(x, clean) if isinstance(x, E) else x for x in e.args]
+    op, at = e.op, e.at
+    if op in ("name", "lit"):
+        return at["text"]
+    if op == "size":
+        return dim_expr_text(at["dim"])
+    if op == "unary":
+        return "%s(%s)" % (at["f"], a[0])
+    if op == "template":  # a fixed pattern around its operand: GUARDED_UNARY
+        return at["fmt"].format(*a)
+    if op == "neg":
+        return "(-%s)" % a[0]
+    if op == "not":
+        return "(!%s)" % a[0]
+    if op == "binary":
+        spec = BINARY[at["f"]]
+        return spec.fmt.format(*a) if spec.fmt else "%s(%s, %s)" % (at["f"], a[0], a[1])
+    if op in ("cmp", "logic", "idiv"):
+        return "(%s %s %s)" % (a[0], at["f"], a[1])
+    if op == "reduce":
+        return "%s(%s%s)" % (at["f"], a[0], "" if at["axis"] is None else ", axis=%d" % at["axis"])
+    if op == "arg":
+        return "%s(%s%s)" % (at["f"], a[0], "" if at["axis"] is None else ", axis=%d" % at["axis"])
+    if op == "matmul":
+        return "(%s @ %s)" % (a[0], a[1])
+    if op == "transpose":
+        return "transpose(%s%s)" % (a[0], "" if at["perm"] is None else ", [%s]" % ", ".join(
+            map(str, at["perm"])))
+    if op in ("reshape", "broadcast"):
+        return "%s(%s, %s)" % (op, a[0], e.ty.shape_list())
+    if op == "select":
+        return "select(%s, %s, %s)" % tuple(a)
+    if op == "like":
+        return "%s(%s)" % (at["f"], a[0])
+    if op == "cast":
+        return "%s(%s)" % (e.ty.dtype, a[0])
+    if op == "stop":
+        return "stop_gradient(%s)" % a[0]
+    if op == "ctor":
+        return "%s(%s)" % (at["f"], e.ty)
+    if op == "full":
+        return "full(%s, %s)" % (e.ty, a[0])
+    if op == "arange":
+        return "arange(%s)" % e.ty.dims[0]
+    if op == "random":
+        return "%s(%s, %s)" % (at["f"], a[0], e.ty)
+    if op == "split":
+        return "split(%s, %s)" % (a[0], e.ty.dims[0])
+    if op == "call":
+        return "%s(%s)" % (at["fn"].name, ", ".join(a))
+    if op == "transform":
+        return "%s(%s, wrt=%s)(%s)" % (at["t"], at["fn"].name, at["wrt"], ", ".join(a))
+    if op == "index":
+        return "%s[%s]" % (a[0], ", ".join(a[1:]))
+    if op == "ix_pos":
+        return a[0]
+    if op == "ix_all":
+        return ":"
+    if op == "ix_slice":  # static bounds: texts; a run-time start: e:e + L
+        if a:
+            return "%s:%s + %s" % (a[0], a[0], at["len"])
+        return "%s:%s" % (at["lo"], at["hi"])
+    if op == "ix_gather":
+        return a[0]
+    if op == "take":
+        return "take(%s, %s%s)" % (a[0], a[1], "" if at["axis"] is None else ", axis=%d" % at["axis"])
+    if op == "take_along":
+        return "take_along_axis(%s, %s, axis=%d)" % (a[0], a[1], at["axis"])
+    if op == "mark":
+        return a[1] if clean else a[0]
+    raise ValueError("no printer for op " + op)
+
+
+class S:
+    """A statement: kind is let, lett (let (a, b) = call), var, assign,
+    for, while, if, return. Fields by kind: names, ty (annotation or the
+    var's type), e (value), target (assigned var), aop (= += -= *=), ix
+    (index list of an indexed assignment), var (loop index), lo, hi,
+    cond, body, orelse (list of S, or None), counter (a while's)."""
+
+    def __init__(self, kind, **kw):
+        self.kind = kind
+        self.names = kw.get("names")
+        self.ty = kw.get("ty")
+        self.annot = kw.get("annot", False)
+        self.e = kw.get("e")
+        self.target = kw.get("target")
+        self.aop = kw.get("aop")
+        self.ix = kw.get("ix")
+        self.var = kw.get("var")
+        self.lo, self.hi, self.cond = kw.get("lo"), kw.get("hi"), kw.get("cond")
+        self.body = kw.get("body")
+        self.orelse = kw.get("orelse")
+        self.es = kw.get("es")  # return's values
+
+    def exprs(self):
+        """The expressions held directly (not in nested bodies)."""
+        out = [self.e, self.lo, self.hi, self.cond] + list(self.ix or []) + list(self.es or [])
+        return [x for x in out if x is not None]
+
+    def blocks(self):
+        return [b for b in (self.body, self.orelse) if b is not None]
+
+    def lines(self, clean, ind):
+        sh = lambda x: show(x, clean)
+        p = "  " * ind
+        k = self.kind
+        if k == "let":
+            return [p + "let %s%s = %s;" % (self.names[0], ": %s" % self.ty if self.annot else "",
+                                           sh(self.e))]
+        if k == "lett":
+            return [p + "let (%s) = %s;" % (", ".join(self.names), sh(self.e))]
+        if k == "var":
+            return [p + "var %s%s = %s;" % (self.names[0], ": %s" % self.ty if self.annot else "",
+                                           sh(self.e))]
+        if k == "assign":
+            ix = "[%s]" % ", ".join(sh(x) for x in self.ix) if self.ix else ""
+            return [p + "%s%s %s %s;" % (self.target, ix, self.aop, sh(self.e))]
+        if k == "return":
+            vals = [sh(x) for x in self.es]
+            return [p + "return %s;" % (vals[0] if len(vals) == 1 else "(%s)" % ", ".join(vals))]
+        if k == "for":
+            head = p + "for %s in %s..%s {" % (self.var, sh(self.lo), sh(self.hi))
+        elif k == "while":
+            head = p + "while %s {" % sh(self.cond)
+        elif k == "if":
+            head = p + "if %s {" % sh(self.cond)
+        out = [head] + [ln for s in self.body for ln in s.lines(clean, ind + 1)]
+        if k == "if" and self.orelse is not None:
+            if len(self.orelse) == 1 and self.orelse[0].kind == "if":  # else if
+                sub = self.orelse[0].lines(clean, ind)
+                return out + [p + "} else " + sub[0].lstrip()] + sub[1:]
+            out += [p + "} else {"] + [ln for s in self.orelse for ln in s.lines(clean, ind + 1)]
+        return out + [p + "}"]
+
+
+def walk_stmts(stmts):
+    for s in stmts:
+        yield s
+        for b in s.blocks():
+            yield from walk_stmts(b)
+
 
 class Param:
     def __init__(self, name, ty, const):
@@ -106,64 +435,109 @@ class Param:
 
 
 class Fn:
-    """A generated function: its signature and its body's source lines."""
+    """A generated function: its signature (rets: a list of types, several
+    for a tuple result) and its body."""
 
-    def __init__(self, name, exported, params, ret):
-        self.name, self.exported, self.params, self.ret = name, exported, params, ret
-        self.lines = []
+    def __init__(self, name, exported, params, rets):
+        self.name, self.exported, self.params, self.rets = name, exported, params, rets
+        self.body = []
+        self.req = {}  # size name -> the least value the body needs (slices)
+        self.has_loops = False  # itself or a function it calls (loops or branches)
 
-    def source(self):
+    @property
+    def ret(self):
+        return self.rets[0]
+
+    def ret_text(self):
+        return str(self.rets[0]) if len(self.rets) == 1 else "(%s)" % ", ".join(map(str, self.rets))
+
+    def source(self, clean=False):
         ps = ", ".join("%s: %s%s" % (p.name, "const " if p.const else "", p.ty)
                        for p in self.params)
         head = "%sfn %s(%s) -> %s {" % ("export " if self.exported else "", self.name, ps,
-                                        self.ret)
-        return "\n".join([head] + ["  " + ln for ln in self.lines] + ["}"])
+                                        self.ret_text())
+        return "\n".join([head] + [ln for s in self.body for ln in s.lines(clean, 1)] + ["}"])
 
 
 class Program:
-    def __init__(self, funcs, smooth, marks=()):
+    def __init__(self, funcs, smooth, features=()):
         self.funcs, self.smooth = funcs, smooth
-        self.marks = list(marks)  # (text, clean text) of each marker
+        self.features = set(features)
 
     @property
     def exports(self):
         return [f for f in self.funcs if f.exported]
 
+    @property
+    def marks(self):
+        return [e for f in self.funcs for s in walk_stmts(f.body) for x in s.exprs()
+                for e in x.walk() if e.op == "mark"]
+
     def source(self, clean=False):
         mode = "smooth (finite-difference checkable)" if self.smooth else "full"
-        text = ("# generated by tools/gen_programs.py, %s mode%s\n" % (
+        return ("# generated by tools/gen_programs.py, %s mode%s\n" % (
             mode, ", clean variant" if clean else "") +
-                "\n\n".join(f.source() for f in self.funcs) + "\n")
-        for k in reversed(range(len(self.marks))):  # markers nest: outer ones first
-            text = text.replace(MARK % k, self.marks[k][1 if clean else 0])
-        return text
+                "\n\n".join(f.source(clean) for f in self.funcs) + "\n")
 
 
 class Var:
-    """A name in scope; `live`: depends on a non-const parameter."""
+    """A name in scope. kind: param, let, var, index (a loop's), size.
+    live: depends on a non-const parameter (for a var: may ever, decided
+    at its declaration). `fixed`: a var the body must not assign (a
+    while's counter). `bound`: for a loop index over 0..D, D."""
 
-    def __init__(self, name, ty, live):
-        self.name, self.ty, self.live = name, ty, live
+    def __init__(self, name, ty, live, kind="let", bound=None):
+        self.name, self.ty, self.live, self.kind, self.bound = name, ty, live, kind, bound
+        self.fixed = False
 
+
+# ---- the generator ----
 
 class Gen:
-    def __init__(self, seed, smooth=False, max_depth=4):
+    def __init__(self, seed, smooth=False, max_depth=4, features=None):
         self.r = random.Random(seed)
         self.smooth = smooth
         self.max_depth = max_depth
-        self.marks = []
+        self.off = set(features or ())  # features left out
+        self.used = set()  # features this program uses
         self.uncalled = False  # no later function calls the one being made (program())
         self.poisoning = False  # leaves may be NaN or infinite (a poison branch)
+        self.loops = 0  # loops around the statement being made
+        self.nest = 0  # loops and branches around it
+        self.sg_depth = 0  # stop_gradients around the expression being made
+        self.sg_parent = False  # the next expression's parent is a stop_gradient
+        self.direct_stop = False  # the maker running was called right under one
 
     # ---- helpers ----
     def chance(self, p):
         return self.r.random() < p
 
+    def on(self, feature):
+        return feature not in self.off
+
+    def use(self, *features):
+        for f in features:
+            self.used.add(f)
+        if self.loops:
+            for f in features:
+                if not f.endswith("_in_loop"):
+                    self.used.add(f + "_in_loop")
+
     def lit(self):
         return self.r.choice(["0.5", "2", "1.5", "3", "0.25", "1e-1", "2.5E+0", "1"])
 
+    def ilit(self, lo=-3, hi=4):
+        return str(self.r.randint(lo, hi))
+
+    def fresh(self, prefix):
+        self.counter[prefix] = self.counter.get(prefix, -1) + 1
+        return "%s%d" % (prefix, self.counter[prefix])
+
     def rand_dims(self, dims, lo=0, hi=3):
         return tuple(self.r.choice(dims) for _ in range(self.r.randint(lo, hi)))
+
+    def float_dtype(self):
+        return self.fn.ret.dtype if self.fn.ret.is_float else "f64" if self.smooth else "f32"
 
     def some_dims(self, dtype):
         """Dims for a new value: often those of a value in scope, so that
@@ -183,8 +557,34 @@ class Gen:
         start = self.r.randint(0, len(dims)) if self.chance(0.4) else 0
         return tuple(1 if self.chance(0.25) else x for x in dims[start:])
 
+    def need(self, d, k):
+        """Require size d >= k at run time (recorded for d's name); False
+        if d is a literal below k."""
+        name, off = dim_parts(d)
+        if name is None:
+            return off >= k
+        self.fn.req[name] = max(self.fn.req.get(name, 0), k - off)
+        return True
+
+    def shrink(self, d, k):
+        """The size d - k, or None where it could be negative."""
+        out = dim_add(d, -k)
+        return out if self.need(out, 0) else None
+
+    def size_val(self, d):
+        """Size d as an i32 value (a literal size is a weak literal)."""
+        if isinstance(d, int):
+            return self.ilit_e(d)
+        return E("size", [], Ty("i32"), dim=d)
+
+    def ilit_e(self, v):
+        return E("lit", [], Ty("i32"), text=str(v))
+
     # ---- programs ----
     def program(self):
+        # a program in seven has an index out of range on purpose here and
+        # there (then most calls return SG_ERR_INDEX)
+        self.oob = self.chance(0.15)
         funcs = []
         self.uncalled = False
         for i in range(self.r.randint(0, 3)):
@@ -193,7 +593,7 @@ class Gen:
         for i in range(nexp):
             self.uncalled = i == nexp - 1  # functions call only earlier ones
             funcs.append(self.function("f%d" % i, True, funcs))
-        return Program(funcs, self.smooth, self.marks)
+        return Program(funcs, self.smooth, self.used)
 
     def signature(self, name, exported):
         dtype = "f64" if self.smooth or self.chance(0.5) else "f32"
@@ -203,101 +603,385 @@ class Gen:
         for i in range(self.r.randint(1, 4)):
             pdt = dtype if self.smooth or self.chance(0.85) else ("f32" if dtype == "f64" else "f64")
             params.append(Param("p%d" % i, Ty(pdt, self.rand_dims(dims)), self.chance(0.25)))
-        if all(p.const for p in params):
+        if self.on("i32") and self.chance(0.4):  # index data, keys, counts
+            self.use("i32_param")
+            params.append(Param("p%d" % len(params), Ty("i32", self.rand_dims(dims, 0, 2)),
+                                self.chance(0.5)))
+        if all(p.const or p.ty.dtype == "i32" for p in params):
             params[0].const = False
         bound = {x for p in params for x in p.ty.dims if isinstance(x, str)}
         avail = sorted(bound) + LITS
-        if exported and self.chance(0.3) or not exported and self.chance(0.4):
-            ret = Ty(dtype, self.rand_dims(avail, 1, 2))
-        else:
-            ret = Ty(dtype)
-        return Fn(name, exported, params, ret), avail
+        nres = 1
+        if self.on("results") and self.chance(0.3 if not exported else 0.15):
+            nres = self.r.randint(2, 3)
+            self.use("results")
+        rets = []
+        for i in range(nres):
+            if i and self.on("i32") and self.chance(0.25):
+                rets.append(Ty("i32", self.rand_dims(avail, 0, 1)))
+            elif exported and self.chance(0.3) or not exported and self.chance(0.4) or i:
+                rets.append(Ty(dtype, self.rand_dims(avail, 1 if not i else 0, 2)))
+            else:
+                rets.append(Ty(dtype))
+        # a derived size in the result type (f32[n - 1]), built by slicing
+        if self.on("slice") and self.chance(0.1) and rets[0].rank and isinstance(rets[0].dims[0], str):
+            rets[0] = rets[0].with_dims((dim_add(rets[0].dims[0], -1),) + rets[0].dims[1:])
+        return Fn(name, exported, params, rets), avail
 
     def function(self, name, exported, helpers):
         fn, avail = self.signature(name, exported)
         self.fn, self.avail, self.helpers = fn, avail, helpers
-        self.scope = [Var(p.name, p.ty, not p.const) for p in fn.params]
-        for i in range(self.r.randint(0, 4)):
-            ty = Ty(fn.ret.dtype, self.some_dims(fn.ret.dtype))
-            text, live = self.expr(ty, self.max_depth - 1, False)
-            vname = "t%d" % i
-            if i and self.chance(0.15):  # shadow an earlier let
-                vname = "t%d" % self.r.randrange(i)
-            annot = (": %s" % ty) if self.chance(0.3) else ""
-            fn.lines.append("let %s%s = %s;" % (vname, annot, text))
-            self.scope = [v for v in self.scope if v.name != vname] + [Var(vname, ty, live)]
-        text, _ = self.expr(fn.ret, self.max_depth, False)
-        lets = [v for v in self.scope if v.name.startswith("t") and v.ty.dtype == fn.ret.dtype]
-        if lets and self.chance(0.8):  # use the last let, so that it is not dead
-            text = "(%s + %s)" % (text, self.convert(lets[-1], fn.ret))
-        fn.lines.append("return %s;" % text)
+        for r in fn.rets:
+            for x in r.dims:
+                self.need(x, 0)
+        self.counter = {}
+        self.scope = [Var(p.name, p.ty, not p.const and p.ty.is_float, "param")
+                      for p in fn.params]
+        if self.on("i32"):
+            self.scope += [Var(x, Ty("i32"), False, "size") for x in sorted(
+                {x for p in fn.params for x in p.ty.dims if isinstance(x, str)})]
+        self.loops = self.nest = self._block_start = 0
+        fn.body = self.block(self.r.randint(0, 5), top=True)
+        fn.body.append(self.return_stmt())
+        fn.has_loops = fn.has_loops or any(s.kind in ("for", "while", "if")
+                                           for s in walk_stmts(fn.body))
         return fn
 
-    # ---- expressions: expr(ty, depth, frozen) -> (text, live) ----
-    # frozen (smooth mode only): use only values that do not depend on the
-    # non-const parameters, so finite differences see a constant.
-    def expr(self, ty, depth, frozen):
-        if depth <= 0 or self.chance(0.15):
-            return self.leaf(ty, frozen)
-        makers = [(self.unary, 4), (self.binary, 5), (self.reduction, 2), (self.literal_op, 1),
-                  (self.stop, 1), (self.select, 1), (self.like, 0.3), (self.call, 1.5),
-                  (self.grad, 1.5), (self.broadcast, 0.7), (self.reshape, 0.7),
-                  (self.transpose, 0.7), (self.matmul, 1.5), (self.cast, 0.5),
-                  (self.guarded, 1.2), (self.zero_factor, 0.8), (self.sum_broadcast, 0.5)]
+    def return_stmt(self):
+        fn = self.fn
+        es = []
+        for i, ty in enumerate(fn.rets):
+            e = self.expr(ty, self.max_depth, False)
+            # use the last let and the vars, so that they are not dead
+            extra = [v for v in self.scope if v.kind in ("let", "var") and v.ty.dtype == ty.dtype]
+            if ty.is_float and extra and self.chance(0.8):
+                for v in ([extra[-1]] + [v for v in extra[:-1] if v.kind == "var"])[:3]:
+                    e = E("binary", [e, self.convert(v, ty)], ty, e.live or v.live, f="+")
+            es.append(e)
+        return S("return", es=es)
+
+    # ---- statements ----
+    def block(self, count, top=False):
+        """`count` statements in a new block (scope restored after)."""
+        saved = len(self.scope)
+        out = []
+        for _ in range(count):
+            out += self.stmt()
+        if not top:
+            del self.scope[saved:]
+        return out
+
+    def stmt(self):
+        makers = [(self.let_stmt, 3, None), (self.var_stmt, 1.5, "var"),
+                  (self.assign_stmt, 2, "var"), (self.index_assign_stmt, 1.5, "index_assign"),
+                  (self.for_stmt, 1.2 if self.loops < 2 else 0.2, "for"),
+                  (self.while_stmt, 0.6 if self.loops < 2 else 0.1, "while"),
+                  (self.if_stmt, 1 if self.nest < 3 else 0.1, "if"),
+                  (self.let_tuple_stmt, 1, "results")]
+        makers = [(m, w) for m, w, f in makers if f is None or self.on(f)]
         while True:
-            maker = self.r.choices([m for m, _ in makers], [w for _, w in makers])[0]
-            out = maker(ty, depth - 1, frozen)
+            m = self.r.choices([m for m, _ in makers], [w for _, w in makers])[0]
+            out = m()
             if out is not None:
                 return out
+
+    def let_stmt(self):
+        dt = self.float_dtype() if not (self.on("i32") and self.chance(0.12)) else "i32"
+        ty = Ty(dt, self.some_dims(dt))
+        if self.on("slice") and self.chance(0.15) and ty.rank and isinstance(ty.dims[0], str):
+            d = self.shrink(ty.dims[0], 1)  # a value of a derived size, f32[n - 1]
+            if d is not None:
+                ty = ty.with_dims((d,) + ty.dims[1:])
+        e = self.expr(ty, self.max_depth - 1, False)
+        name = self.fresh("t")
+        lets = [v for v in self.scope[self.block_start():] if v.kind == "let"]
+        if lets and self.chance(0.15):  # shadow an earlier let of this block
+            name = self.r.choice(lets).name
+        annot = self.chance(0.3) or e.weak
+        self.scope = [v for v in self.scope if v.name != name] + [Var(name, ty, e.live)]
+        return [S("let", names=[name], ty=ty, annot=annot, e=e)]
+
+    def block_start(self):
+        return getattr(self, "_block_start", 0)
+
+    def var_stmt(self, ty=None, live=None):
+        """var v = e; (v live or frozen for good: smooth mode keeps frozen
+        vars frozen)."""
+        dt = self.float_dtype() if not (self.on("i32") and self.chance(0.15)) else "i32"
+        ty = ty or Ty(dt, self.some_dims(dt))
+        frozen = not live if live is not None else (self.chance(0.3) or not ty.is_float)
+        if ty.dtype == "i32" or ty.dtype == "bool":
+            frozen = True
+        if self.chance(0.25):  # var v: T = e (e broadcast to T)
+            e, annot = self.expr(ty.with_dims(self.sub_shape(ty.dims)), self.max_depth - 1,
+                                 frozen), True
+        else:
+            e, annot = self.expr(ty, self.max_depth - 1, frozen), False
+        annot = annot or e.weak or e.ty.dims != ty.dims
+        name = self.fresh("v")
+        v = Var(name, ty, e.live if self.smooth else ty.is_float, "var")
+        if self.smooth and not frozen and ty.is_float:
+            v.live = True
+        self.scope.append(v)
+        self.use("var")
+        return [S("var", names=[name], ty=ty, annot=annot, e=e)]
+
+    def assignable(self, rank_min=0):
+        return [v for v in self.scope if v.kind == "var" and not v.fixed and v.ty.rank >= rank_min]
+
+    def assign_stmt(self):
+        vs = self.assignable()
+        if not vs:
+            return self.var_stmt()
+        v = self.r.choice(vs)
+        aop = self.r.choice(["=", "+=", "-=", "*="] if v.ty.dtype != "bool" else ["="])
+        frozen = self.smooth and not v.live
+        e = self.expr(v.ty.with_dims(self.sub_shape(v.ty.dims)) if self.chance(0.3) else v.ty,
+                      self.max_depth - 1, frozen)
+        self.use("assign")
+        return [S("assign", target=v.name, aop=aop, e=e)]
+
+    def index_assign_stmt(self):
+        vs = self.assignable(1)
+        if not vs:
+            return None
+        v = self.r.choice(vs)
+        aop = self.r.choice(["=", "+=", "-=", "*="])
+        plan = self.index_plan(v.ty.dims, None, v.live,
+                               distinct=aop in ("=", "*=") and self.chance(0.9))
+        if plan is None:
+            return None
+        ix, sel, gather = plan
+        if gather:
+            kind = "scatter_" + {"=": "set", "+=": "add", "-=": "add", "*=": "mul"}[aop]
+            if not self.on(kind) or len(ix) > 1 and not self.on("scatter_multi"):
+                return None
+            self.use(kind)
+            if len(ix) > 1:  # v[idx, 0] += e: spec section 6 allows other indices
+                self.use("scatter_multi")
+        else:
+            self.use("index_assign")
+        if any(x.op == "ix_slice" for x in ix):
+            self.use("slice_assign")
+        frozen = self.smooth and not v.live
+        e = self.expr(v.ty.with_dims(self.sub_shape(sel)), self.max_depth - 1, frozen)
+        return [S("assign", target=v.name, aop=aop, ix=ix, e=e)]
+
+    def carried(self):
+        """Statements declaring a var or two for a loop to carry (when
+        none is in scope, or by chance)."""
+        out = []
+        if not self.assignable() or self.chance(0.5):
+            out += self.var_stmt()
+        return out
+
+    def loop_body(self, count):
+        self.loops += 1
+        self.nest += 1
+        saved = getattr(self, "_block_start", 0)
+        self._block_start = len(self.scope)
+        body = self.block(count)
+        # the loop carries something: at least one assignment of an outer var
+        if not any(s.kind == "assign" for s in body):
+            body += self.assign_stmt() if self.chance(0.7) or not self.assignable(1) \
+                else (self.index_assign_stmt() or self.assign_stmt())
+        self._block_start = saved
+        self.loops -= 1
+        self.nest -= 1
+        return body
+
+    def bound_expr(self):
+        """An i32 scalar for a loop bound: literal, a size, or data-dependent
+        (frozen in smooth mode), small."""
+        k = self.r.random()
+        if k < 0.35:
+            return self.ilit_e(self.r.randint(0, 3)), None
+        sizes = [x for x in self.avail if isinstance(x, str)]
+        if k < 0.7 and sizes:
+            d = self.r.choice(sizes)
+            if self.chance(0.3):
+                d2 = self.shrink(d, 1)
+                if d2 is not None:
+                    return self.size_val(d2), d2
+            return self.size_val(d), d
+        self.use("data_bound")
+        i = self.expr(Ty("i32"), 2, True)
+        return E("idiv", [i, self.ilit_e(self.r.randint(2, 4))], Ty("i32"), False, f="%"), None
+
+    def for_stmt(self):
+        out = self.carried()
+        hi, bound = self.bound_expr()
+        lo = self.ilit_e(0)
+        if bound is None and self.chance(0.3):
+            lo = self.ilit_e(self.r.randint(-1, 2))
+        name = self.fresh("i")
+        saved = len(self.scope)
+        self.scope.append(Var(name, Ty("i32"), False, "index", bound if lo.at["text"] == "0" else None))
+        body = self.loop_body(self.r.randint(1, 3))
+        del self.scope[saved:]
+        self.use("for")
+        if self.loops:
+            self.used.add("nested_loop")
+        self.fn.has_loops = True
+        return out + [S("for", var=name, lo=lo, hi=hi, body=body)]
+
+    def while_stmt(self):
+        """var w = 0; while w < K && COND { ...; w += 1; }: the counter bounds
+        it, COND makes the trip count depend on the data."""
+        out = self.carried()
+        w = self.fresh("w")
+        out.append(S("var", names=[w], ty=Ty("i32"), annot=False, e=self.ilit_e(0)))
+        wv = Var(w, Ty("i32"), False, "var")
+        wv.fixed = True
+        self.scope.append(wv)
+        limit = self.ilit_e(self.r.randint(1, 4))
+        cond = E("cmp", [E("name", [], Ty("i32"), text=w), limit], Ty("bool"), f="<")
+        if self.chance(0.75):
+            c = self.condition()
+            cond = E("logic", [cond, c], Ty("bool"), f="&&")
+        body = self.loop_body(self.r.randint(1, 3))
+        body.append(S("assign", target=w, aop="+=", e=self.ilit_e(1)))
+        self.use("while")
+        self.fn.has_loops = True
+        return out + [S("while", cond=cond, body=body)]
+
+    def condition(self):
+        """A bool scalar (frozen in smooth mode)."""
+        return self.expr(Ty("bool"), 3, True)
+
+    def if_stmt(self, depth=0):
+        cond = self.condition()
+        self.nest += 1
+        saved = getattr(self, "_block_start", 0)
+        self._block_start = len(self.scope)
+        body = self.block(self.r.randint(1, 2))
+        orelse = None
+        if self.chance(0.6):
+            if depth < 2 and self.chance(0.3):
+                orelse = self.if_stmt(depth + 1)
+                self.use("else_if")
+            else:
+                self._block_start = len(self.scope)
+                orelse = self.block(self.r.randint(1, 2))
+        self._block_start = saved
+        self.nest -= 1
+        self.use("if")
+        if self.loops:
+            self.use("if_in_loop")
+        if self.nest:
+            self.used.add("nested_if")
+        self.fn.has_loops = True
+        return [S("if", cond=cond, body=body, orelse=orelse)]
+
+    def let_tuple_stmt(self):
+        hs = [h for h in self.helpers if len(h.rets) > 1]
+        if not hs:
+            return None
+        h = self.r.choice(hs)
+        m = self.bind_call(h)
+        if m is None:
+            return None
+        args, live = self.call_args(h, m, self.max_depth - 2, False)
+        names = [self.fresh("t") for _ in h.rets]
+        for name, rt in zip(names, h.rets):
+            self.scope.append(Var(name, self.mapped(rt, m), live and rt.is_float))
+        self.use("let_tuple")
+        self.fn.has_loops = self.fn.has_loops or h.has_loops
+        call = E("call", args, h.rets[0], live, fn=h)
+        return [S("lett", names=names, e=call)]
+
+    # ---- expressions: expr(ty, depth, frozen) -> E ----
+    # frozen (smooth mode only): use only values that do not depend on the
+    # non-const parameters, so finite differences see a constant. i32 and
+    # bool values are always frozen there.
+    def expr(self, ty, depth, frozen):
+        if self.smooth and not ty.is_float:
+            frozen = True
+        if depth <= 0 or self.chance(0.15):
+            return self.leaf(ty, frozen)
+        makers = [(m, w) for m, w, f, dts in EXPR_MAKERS
+                  if (f is None or self.on(f)) and ty.dtype in dts]
+        for _ in range(100):
+            maker = self.r.choices([m for m, _ in makers], [w for _, w in makers])[0]
+            self.direct_stop, self.sg_parent = self.sg_parent, False
+            out = maker(self, ty, depth - 1, frozen)
+            if out is not None:
+                assert out.ty == ty, (maker.__name__, out.ty, ty, show(out))
+                if out.weak and out.op != "lit":  # exp(0.5): give it its dtype
+                    out = E("cast", [out], ty, False)
+                return out
+        return self.leaf(ty, frozen)
 
     def usable(self, var, ty, frozen):
         return var.ty.dtype == ty.dtype and not (frozen and self.smooth and var.live)
 
     def leaf(self, ty, frozen):
         """A value in scope turned into type ty, or a literal if none fits."""
-        if self.poisoning and self.chance(0.3):
+        if self.poisoning and ty.is_float and self.chance(0.3):
             bad = self.poison_leaf(ty)
             if bad:
-                return bad, True
+                return bad
         vars_ = [v for v in self.scope if self.usable(v, ty, frozen)]
         exact = [v for v in vars_ if v.ty == ty]
         if exact and self.chance(0.8):
             v = self.r.choice(exact)
-            return v.name, v.live
+            return E("name", [], ty, v.live, text=v.name)
         if vars_:
-            v = self.r.choice(vars_)
-            return self.convert(v, ty), v.live
-        if not self.smooth:  # a value of the other dtype, cast
-            others = [v for v in self.scope if v.ty.dtype != ty.dtype]
+            out = self.convert(self.r.choice(vars_), ty)
+            if out is not None:
+                return out
+        if ty.dtype == "bool":
+            a = self.leaf(Ty("i32", ty.dims), True)
+            return E("cmp", [a, self.ilit_e(0)], ty, False, f=self.r.choice(CMP))
+        if not self.smooth and ty.is_float:  # a value of the other dtype, cast
+            others = [v for v in self.scope if v.ty.is_float and v.ty.dtype != ty.dtype]
             if others:
                 v = self.r.choice(others)
-                return "%s(%s)" % (ty.dtype, self.convert(v, ty.with_dtype(v.ty.dtype))), v.live
+                return E("cast", [self.convert(v, ty.with_dtype(v.ty.dtype))], ty, v.live)
+        lit = self.lit() if ty.is_float else self.ilit(0, 3)
         if ty.rank:
-            return "%s(broadcast(%s, %s))" % (ty.dtype, self.lit(), ty.shape_list()), False
-        return self.lit(), False
+            return E("cast", [E("broadcast", [E("lit", [], Ty(ty.dtype), text=lit)],
+                                ty)], ty, False)
+        return E("lit", [], ty, False, text=lit)
 
     def convert(self, v, ty):
         """An expression of ty's shape made from variable v (of ty's dtype)."""
-        return self.reshaped(v.name, v.ty.dims, ty, v.live)
+        return self.reshaped(E("name", [], v.ty, v.live, text=v.name), ty)
 
-    def reshaped(self, text, have, ty, live):
-        """Expression `text` of dims `have` made into ty's shape: itself,
-        broadcast, reduced over some axes, or its sum broadcast."""
-        want = ty.dims
+    def reshaped(self, e, ty):
+        """Expression e made into ty's shape (same dtype): itself,
+        broadcast, sliced to a derived size, reduced over some axes, or
+        its sum broadcast."""
+        have, want, live = e.ty.dims, ty.dims, e.live
         if have == want:
-            return text
-        lead = len(want) - len(have)
-        if lead >= 0 and all(a == b or a == 1 for a, b in zip(have, want[lead:])):
-            return "broadcast(%s, %s)" % (text, ty.shape_list())
+            return e
+        if ty.dtype == "bool":  # only compared, combined, selected on, cast
+            return None
+        if self.broadcasts(have, want):
+            return E("broadcast", [e], ty, live)
+        if self.on("slice") and len(have) == len(want) and all(
+                a == b or dim_parts(b) == (dim_parts(a)[0], dim_parts(a)[1] - 1) for a, b in
+                zip(have, want)):  # n to n - 1 by slicing
+            ix = [self.slice_ix(a, b, 0) if a != b else E("ix_all", [], None) for a, b in
+                  zip(have, want)]
+            while ix and ix[-1].op == "ix_all":
+                ix.pop()
+            self.use("slice")
+            return E("index", [e] + ix, ty, live)
         plan = self.reduce_plan(have, want)
+        red = ["sum", "max", "min"] if ty.dtype == "i32" else ["sum", "mean", "max", "min"]
         if plan is not None:
             for axis in plan:
                 kinky = self.smooth and live
-                op = self.r.choice(["sum", "mean"] + ([] if kinky else ["max", "min"]))
-                text = "%s(%s, axis=%d)" % (op, text, axis)
-            return text
-        text = "%s(%s)" % (self.r.choice(["sum", "mean"]), text)
-        return "broadcast(%s, %s)" % (text, ty.shape_list()) if want else text
+                op = self.r.choice([o for o in red if not (kinky and REDUCE[o].kink)])
+                dims = e.ty.dims[:axis] + e.ty.dims[axis + 1:]
+                e = E("reduce", [e], e.ty.with_dims(dims), live, f=op, axis=axis)
+            return e
+        if ty.dtype == "bool":
+            return None
+        e = E("reduce", [e], e.ty.with_dims(()), live,
+              f=self.r.choice(["sum", "mean"] if ty.is_float else ["sum"]), axis=None)
+        return E("broadcast", [e], ty, live) if want else e
 
     @staticmethod
     def reduce_plan(have, want):
@@ -314,68 +998,98 @@ class Gen:
             return None
         return [i for i in reversed(range(len(have))) if i not in keep]
 
+    # ---- float and i32 makers ----
     def unary(self, ty, depth, frozen):
+        if not ty.is_float:
+            if ty.dtype != "i32":
+                return None
+            a = self.expr(ty, depth, frozen)
+            f = self.r.choice(["abs", "sign", "neg"])
+            return E("neg", [a], ty, False) if f == "neg" else E("unary", [a], ty, False, f=f)
         if self.smooth:
-            kinky = self.chance(0.2)
-            if kinky:
-                a, _ = self.expr(ty, depth, True)
-                return "%s(%s)" % (self.r.choice(KINKY_UNARY), a), False
+            if self.chance(0.2):
+                a = self.expr(ty, depth, True)
+                return E("unary", [a], ty, False,
+                         f=self.r.choice([o for o in UNARY.values() if o.kink]).name)
             if self.chance(0.5):
-                a, live = self.expr(ty, depth, frozen)
-                return self.r.choice(GUARDED_UNARY).format(a), live
-        a, live = self.expr(ty, depth, frozen)
+                a = self.expr(ty, depth, frozen)
+                return E("template", [a], ty, a.live, fmt=self.r.choice(GUARDED_UNARY))
+        a = self.expr(ty, depth, frozen)
         if self.chance(0.15):
-            return "(-%s)" % a, live
+            return E("neg", [a], ty, a.live)
         if not self.smooth and self.chance(0.3):
-            return self.r.choice(GUARDED_UNARY).format(a), live
-        return "%s(%s)" % (self.r.choice(SMOOTH_UNARY if self.smooth else RAW_UNARY), a), live
+            return E("template", [a], ty, a.live, fmt=self.r.choice(GUARDED_UNARY))
+        ops = [o.name for o in UNARY.values() if ty.dtype in o.dtypes and
+               (o.smooth or not self.smooth)]
+        return E("unary", [a], ty, a.live, f=self.r.choice(ops))
 
     def binary(self, ty, depth, frozen):
+        if ty.dtype == "i32":
+            a = self.expr(ty, depth, True)
+            b = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, True)
+            f = self.r.choice(["+", "-", "*", "maximum", "minimum", "//", "%"])
+            if f in ("//", "%"):  # by a literal or a size, mostly nonzero
+                b = self.ilit_e(self.r.choice([2, 3, -2, 4])) if self.chance(0.7) else \
+                    self.size_val(self.r.choice(self.avail))
+                self.use("idiv")
+                return E("idiv", [a, b], ty, False, f=f)
+            if self.chance(0.5):
+                a, b = b, a
+            return E("binary", [a, b], ty, False, f=f)
+        if not ty.is_float:
+            return None
         kinky = self.smooth and self.chance(0.15)  # maximum/minimum of frozen values
-        a, la = self.expr(ty, depth, frozen or kinky)
-        b, lb = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen or kinky)
-        live = la or lb
+        a = self.expr(ty, depth, frozen or kinky)
+        b = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen or kinky)
+        live = a.live or b.live
         if kinky:
-            return "%s(%s, %s)" % (self.r.choice(["maximum", "minimum"]), a, b), False
-        op = self.r.choice(["+", "-", "*", "/", "**", "pow", "maximum", "minimum"]
-                           if not self.smooth else ["+", "-", "*", "/", "pow"])
-        if self.smooth and op == "/":
-            b = "(1.5 + square(%s))" % b
-        elif self.smooth and op == "pow":
-            a, b = "(1 + square(%s))" % a, "tanh(%s)" % b
-        if op in ("pow", "maximum", "minimum"):
-            swap = self.chance(0.5) and not (self.smooth and op == "pow")
+            return E("binary", [a, b], ty, False, f=self.r.choice(["maximum", "minimum"]))
+        f = self.r.choice(["+", "-", "*", "/", "**", "pow", "maximum", "minimum"]
+                          if not self.smooth else ["+", "-", "*", "/", "pow"])
+        if self.smooth and f == "/":
+            b = E("template", [b], b.ty, b.live, fmt="(1.5 + square({}))")
+        elif self.smooth and f == "pow":
+            a = E("template", [a], a.ty, a.live, fmt="(1 + square({}))")
+            b = E("unary", [b], b.ty, b.live, f="tanh")
+        if f in ("pow", "maximum", "minimum"):
+            swap = self.chance(0.5) and not (self.smooth and f == "pow")
             x, y = (b, a) if swap else (a, b)
-            return "%s(%s, %s)" % (op, x, y), live
-        if self.chance(0.5) and op != "**" and not (self.smooth and op == "/"):
+            return E("binary", [x, y], ty, live, f=f)
+        if self.chance(0.5) and f != "**" and not (self.smooth and f == "/"):
             a, b = b, a
-        return "(%s %s %s)" % (a, op, b), live
+        return E("binary", [a, b], ty, live, f=f)
 
     def literal_op(self, ty, depth, frozen):
         """a op 2.5 or 2.5 op a: a weak literal takes a's dtype."""
-        a, live = self.expr(ty, depth, frozen)
-        op, c = self.r.choice(["+", "-", "*", "/"]), self.lit()
+        a = self.expr(ty, depth, frozen)
+        if ty.dtype == "i32":
+            c, f = self.ilit_e(self.r.randint(1, 3)), self.r.choice(["+", "-", "*"])
+        else:
+            c, f = E("lit", [], Ty(ty.dtype), text=self.lit()), self.r.choice(["+", "-", "*", "/"])
         if self.chance(0.5):
-            return "(%s %s %s)" % (a, op, c), live
-        if op == "/" and self.smooth:  # no division by a value
-            op = "*"
-        return "(%s %s %s)" % (c, op, a), live
+            return E("binary", [a, c], ty, a.live, f=f)
+        if f == "/" and self.smooth:  # no division by a value
+            f = "*"
+        return E("binary", [c, a], ty, a.live, f=f)
 
     def reduction(self, ty, depth, frozen):
+        if ty.dtype == "bool":
+            return None
+        ops = [o for o in REDUCE.values() if ty.dtype in o.dtypes]
         kinky = self.chance(0.3)
-        op = self.r.choice(["max", "min"] if kinky else ["sum", "mean"])
+        op = self.r.choice([o.name for o in ops if o.kink == kinky])
         fz = frozen or (kinky and self.smooth)
+        live_out = lambda e: e.live and not (kinky and self.smooth)
         if ty.rank == 0 and self.chance(0.5):
-            a, live = self.expr(ty.with_dims(self.some_dims(ty.dtype) or (self.some_size(),)),
-                                depth, fz)
-            return "%s(%s)" % (op, a), live and not (kinky and self.smooth)
+            a = self.expr(ty.with_dims(self.some_dims(ty.dtype) or (self.some_size(),)), depth, fz)
+            return E("reduce", [a], ty, live_out(a), f=op, axis=None)
         if ty.rank >= 3:
             return None
         pos = self.r.randint(0, ty.rank)
         dims = ty.dims[:pos] + (self.some_size(),) + ty.dims[pos:]
-        a, live = self.expr(ty.with_dims(dims), depth, fz)
+        a = self.expr(ty.with_dims(dims), depth, fz)
         axis = pos - len(dims) if self.chance(0.3) else pos
-        return "%s(%s, axis=%d)" % (op, a, axis), live
+        return E("reduce", [a], ty, live_out(a), f=op, axis=axis)
 
     def matmul_shapes(self, ty):
         """Operand shapes of a product of type ty (rank 2 at most), over a
@@ -388,29 +1102,29 @@ class Gen:
         return (ty.dims[0], k), (k, ty.dims[1])
 
     def matmul(self, ty, depth, frozen):
-        if ty.rank > 2:
+        if ty.rank > 2 or not ty.is_float:
             return None
         sa, sb = self.matmul_shapes(ty)
-        a, la = self.expr(ty.with_dims(sa), depth, frozen)
-        b, lb = self.expr(ty.with_dims(sb), depth, frozen)
-        return "(%s @ %s)" % (a, b), la or lb
+        a = self.expr(ty.with_dims(sa), depth, frozen)
+        b = self.expr(ty.with_dims(sb), depth, frozen)
+        return E("matmul", [a, b], ty, a.live or b.live)
 
     def transpose(self, ty, depth, frozen):
         if ty.rank < 2 and self.chance(0.7):
             return None
         if ty.rank < 2 or self.chance(0.4):  # reverse the axes
-            a, live = self.expr(ty.with_dims(tuple(reversed(ty.dims))), depth, frozen)
-            return "transpose(%s)" % a, live
+            a = self.expr(ty.with_dims(tuple(reversed(ty.dims))), depth, frozen)
+            return E("transpose", [a], ty, a.live, perm=None)
         perm = list(range(ty.rank))
         self.r.shuffle(perm)
         src = [None] * ty.rank
         for i, p in enumerate(perm):
             src[p] = ty.dims[i]
-        a, live = self.expr(ty.with_dims(src), depth, frozen)
-        return "transpose(%s, [%s])" % (a, ", ".join(map(str, perm))), live
+        a = self.expr(ty.with_dims(src), depth, frozen)
+        return E("transpose", [a], ty, a.live, perm=perm)
 
     def reshape(self, ty, depth, frozen):
-        if ty.rank == 0:
+        if ty.rank == 0 or ty.dtype == "bool":
             return None
         src = [x for x in ty.dims if x != 1 or self.chance(0.5)]
         lits = [i for i, x in enumerate(src) if isinstance(x, int) and x > 1]
@@ -421,31 +1135,50 @@ class Gen:
         self.r.shuffle(src)
         if self.chance(0.3) or not src:
             src.insert(self.r.randint(0, len(src)), 1)
-        a, live = self.expr(ty.with_dims(src), depth, frozen)
-        return "reshape(%s, %s)" % (a, ty.shape_list()), live
+        a = self.expr(ty.with_dims(src), depth, frozen)
+        return E("reshape", [a], ty, a.live)
 
     def broadcast(self, ty, depth, frozen):
         if ty.rank == 0:
             return None
-        a, live = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen)
-        return "broadcast(%s, %s)" % (a, ty.shape_list()), live
+        a = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen)
+        return E("broadcast", [a], ty, a.live)
 
-    def select(self, ty, depth, frozen):
-        cdims = self.sub_shape(ty.dims)
-        ca, _ = self.expr(ty.with_dims(cdims), depth - 1, frozen or self.smooth)
-        cb = self.lit() if self.chance(0.4) else self.expr(
-            ty.with_dims(self.sub_shape(cdims)), depth - 1, frozen or self.smooth)[0]
-        a, la = self.expr(ty, depth, frozen)
-        b, lb = (self.lit(), False) if self.chance(0.3) else self.expr(
-            ty.with_dims(self.sub_shape(ty.dims)), depth, frozen)
+    def compare(self, ty, depth, frozen):
+        """A bool value: a comparison, && || !."""
+        if ty.dtype != "bool":
+            return None
+        if self.chance(0.25) and depth > 0:
+            if self.chance(0.3):
+                a = self.expr(ty, depth, True)
+                return E("not", [a], ty, False)
+            a = self.expr(ty, depth, True)
+            b = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, True)
+            return E("logic", [a, b], ty, False, f=self.r.choice(["&&", "||"]))
+        dt = self.r.choice([self.float_dtype()] * 2 + (["i32"] if self.on("i32") else []))
+        a = self.expr(Ty(dt, ty.dims), depth, True)
+        if self.chance(0.4):
+            b = E("lit", [], Ty(dt), text=self.lit() if dt != "i32" else self.ilit())
+        else:
+            b = self.expr(Ty(dt, self.sub_shape(ty.dims)), depth, True)
         if self.chance(0.5):
             a, b = b, a
-        return "select(%s %s %s, %s, %s)" % (ca, self.r.choice(CMP), cb, a, b), la or lb
+        return E("cmp", [a, b], ty, False, f=self.r.choice(CMP))
+
+    def select(self, ty, depth, frozen):
+        c = self.expr(Ty("bool", self.sub_shape(ty.dims)), depth - 1, True)
+        a = self.expr(ty, depth, frozen)
+        if self.chance(0.3):
+            b = E("lit", [], Ty(ty.dtype), text=self.lit() if ty.is_float else self.ilit())
+        else:
+            b = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen)
+        if self.chance(0.5):
+            a, b = b, a
+        return E("select", [c, a, b], ty, a.live or b.live)
 
     # ---- exactness cases: each can be left out of a program (None) ----
-    def mark(self, text, clean):
-        self.marks.append((text, clean))
-        return MARK % (len(self.marks) - 1)
+    def mark(self, poison, clean):
+        return E("mark", [poison, clean], poison.ty, True)
 
     def param_leaf(self, ty):
         """A non-const parameter of ty's dtype broadcast to ty (finite: the
@@ -456,7 +1189,8 @@ class Gen:
         if not ps:
             return None
         p = self.r.choice(ps)
-        return p.name if p.ty.dims == ty.dims else "broadcast(%s, %s)" % (p.name, ty.shape_list())
+        e = E("name", [], p.ty, True, text=p.name)
+        return e if p.ty.dims == ty.dims else E("broadcast", [e], ty, True)
 
     @staticmethod
     def broadcasts(have, want):
@@ -469,25 +1203,26 @@ class Gen:
         q = self.param_leaf(ty)
         if q is None:
             return None
-        return self.mark(self.r.choice(POISON).format(q), q)
+        return self.mark(E("template", [q], ty, True, fmt=self.r.choice(POISON)), q)
 
     def guarded(self, ty, depth, frozen):
         """select(COND, good, poison), COND true for the checker's data."""
+        if not ty.is_float:
+            return None
         cdims = self.sub_shape(ty.dims)
         cparams = [p for p in self.fn.params if p.ty.dtype == ty.dtype and
                    self.broadcasts(p.ty.dims, ty.dims) and
                    any(v.name == p.name for v in self.scope)]
-        good, live = self.expr(ty, depth, frozen)
+        good = self.expr(ty, depth, frozen)
         saved = self.smooth, self.poisoning
         self.smooth, self.poisoning = False, True
-        marks = len(self.marks)
-        bad, _ = self.expr(ty, depth, False)
-        if len(self.marks) == marks:
+        bad = self.expr(ty, depth, False)
+        if not any(x.op == "mark" for x in bad.walk()):
             leaf = self.poison_leaf(ty)
             if leaf is None:
                 self.smooth, self.poisoning = saved
                 return None
-            bad = "(%s + %s)" % (bad, leaf)
+            bad = E("binary", [bad, leaf], ty, True, f="+")
         self.smooth, self.poisoning = saved
         picks_first = self.chance(0.5)
         # A parameter is > -2 only where the checker passes it: the last
@@ -495,21 +1230,31 @@ class Gen:
         # whatever the caller computes (3 ceil(s) + 0.25, say), which could
         # choose the poison.
         if cparams and self.chance(0.7) and self.uncalled:
-            c = self.r.choice(cparams).name
-            cond = "%s %s -2" % (c, ">" if picks_first else "<")
+            p = self.r.choice(cparams)
+            c = E("name", [], p.ty, False, text=p.name)
+            cond = E("cmp", [c, E("lit", [], Ty(ty.dtype), text="-2")], Ty("bool", p.ty.dims),
+                     f=">" if picks_first else "<")
         else:
-            z, _ = self.leaf(ty.with_dims(cdims), True)
-            cond = "zeros_like(%s) %s 1" % (z, "<" if picks_first else ">")
+            z = self.leaf(ty.with_dims(cdims), True)
+            z = E("like", [z], z.ty, False, f="zeros_like")
+            cond = E("cmp", [z, E("lit", [], Ty(ty.dtype), text="1")], Ty("bool", cdims),
+                     f="<" if picks_first else ">")
         a, b = (good, bad) if picks_first else (bad, good)
-        return "select(%s, %s, %s)" % (cond, a, b), live
+        self.use("guarded")
+        return E("select", [cond, a, b], ty, good.live)
 
     def zero_factor(self, ty, depth, frozen):
         """E + W, W exactly 0 with an infinite (sqrt(P)) or NaN
         (sqrt(P) - sqrt(P)) adjoint at P = 0, P built so that the live
         operand's gradient from it is exactly 0."""
-        zero = lambda t: "%s(broadcast(0, %s))" % (t.dtype, t.shape_list()) if t.rank \
-            else "%s(0)" % t.dtype
+        if not ty.is_float:
+            return None
+
+        def zero(t):
+            z = E("lit", [], Ty(t.dtype), text="0")
+            return E("cast", [E("broadcast", [z], t)], t) if t.rank else E("cast", [z], t)
         kind = self.r.choice(["matmul", "maximum", "minimum", "relu"])
+        T = lambda fmt, *args: E("template", list(args), ty, True, fmt=fmt)
         if kind == "matmul":
             if ty.rank > 2:
                 return None
@@ -519,125 +1264,508 @@ class Gen:
             if live is None:
                 return None
             z = zero(ty.with_dims(sa if zero_left else sb))
-            p = "(%s @ %s)" % ((z, live) if zero_left else (live, z))
+            p = E("matmul", [z, live] if zero_left else [live, z], ty, True)
         else:
             q = self.param_leaf(ty)
             if q is None:
                 return None
             z = zero(ty)
             if kind == "relu":
-                p = "relu(-1 - square(%s))" % q
+                p = T("relu(-1 - square({}))", q)
             elif kind == "maximum":
-                a, b = "(-1 - square(%s))" % q, z
-                p = "maximum(%s, %s)" % ((a, b) if self.chance(0.5) else (b, a))
+                a = T("(-1 - square({}))", q)
+                p = E("binary", [a, z] if self.chance(0.5) else [z, a], ty, True, f="maximum")
             else:
-                a, b = "(1 + square(%s))" % q, z
-                p = "(-minimum(%s, %s))" % ((a, b) if self.chance(0.5) else (b, a))
-        w = "sqrt(%s)" % p if self.chance(0.5) else "(sqrt(%s) - sqrt(%s))" % (p, p)
-        e, live_e = self.expr(ty, depth, frozen)
-        return "(%s + %s)" % (e, self.mark(w, "0")), live_e
+                a = T("(1 + square({}))", q)
+                p = E("neg", [E("binary", [a, z] if self.chance(0.5) else [z, a], ty, True,
+                                f="minimum")], ty, True)
+        w = T("sqrt({})", p) if self.chance(0.5) else T("(sqrt({0}) - sqrt({0}))", p)
+        e = self.expr(ty, depth, frozen)
+        zero_clean = E("lit", [], Ty(ty.dtype), text="0")
+        self.use("zero_factor")
+        return E("binary", [e, self.mark(w, zero_clean)], ty, e.live, f="+")
 
     def sum_broadcast(self, ty, depth, frozen):
         """sum or mean of a broadcast over new leading axes (empty when a
         size is 0), which simplify rewrites to a product by the count."""
-        if ty.rank >= 3:
+        if ty.rank >= 3 or not ty.is_float:
             return None
         extra = (self.some_size(),)
-        e, live = self.expr(ty, depth, frozen)
+        e = self.expr(ty, depth, frozen)
         op = self.r.choice(["sum", "mean"])
-        big = ty.with_dims(extra + ty.dims)
-        text = "broadcast(%s, %s)" % (e, big.shape_list())
-        if ty.rank == 0:
-            return "%s(%s)" % (op, text), live
-        return "%s(%s, axis=0)" % (op, text), live
+        big = E("broadcast", [e], ty.with_dims(extra + ty.dims), e.live)
+        return E("reduce", [big], ty, e.live, f=op, axis=None if ty.rank == 0 else 0)
 
     def stop(self, ty, depth, frozen):
-        a, _ = self.expr(ty, depth, True)
-        return "stop_gradient(%s)" % a, False
+        if ty.dtype == "bool":
+            return None
+        self.sg_depth += 1
+        self.sg_parent = True
+        a = self.expr(ty, depth, True)
+        self.sg_parent = False
+        self.sg_depth -= 1
+        return E("stop", [a], ty, False)
 
     def like(self, ty, depth, frozen):
-        a, _ = self.expr(ty, depth, frozen)
-        return "%s(%s)" % (self.r.choice(["zeros_like", "ones_like"]), a), False
+        if ty.dtype == "bool":
+            return None
+        a = self.expr(ty, depth, frozen)
+        return E("like", [a], ty, False, f=self.r.choice(["zeros_like", "ones_like"]))
 
     def cast(self, ty, depth, frozen):
-        if self.smooth:
+        """f32/f64 of another float (full mode), of an i32 or a bool; i32 of
+        a float or a bool."""
+        srcs = []
+        if ty.is_float:
+            if not self.smooth:
+                srcs += ["f32", "f64"]
+            if self.on("i32"):
+                srcs += ["i32", "bool"]
+        elif ty.dtype == "i32":
+            srcs += [self.float_dtype(), "bool"]
+        if not srcs:
             return None
-        a, live = self.expr(ty.with_dtype(self.r.choice(["f32", "f64"])), depth, frozen)
-        return "%s(%s)" % (ty.dtype, a), live
+        src = self.r.choice(srcs)
+        a = self.expr(ty.with_dtype(src), depth, frozen or not ty.is_float or src in ("i32", "bool"))
+        if src in ("i32", "bool") or ty.dtype == "i32":
+            self.use("cast_int")
+        return E("cast", [a], ty, a.live and ty.is_float and a.ty.is_float)
+
+    def ctor(self, ty, depth, frozen):
+        """zeros(T), ones(T), full(T, v), arange(n), a size as a value."""
+        if ty.dtype == "bool":
+            return None
+        if ty.dtype == "i32" and ty.rank == 1 and self.chance(0.4):
+            return E("arange", [], ty, False)
+        if ty.dtype == "i32" and ty.rank == 0 and self.chance(0.5):
+            return self.size_val(self.r.choice(self.avail))
+        if self.chance(0.5):
+            v = self.expr(ty.with_dims(self.sub_shape(ty.dims)), depth, frozen)
+            self.use("full")
+            return E("full", [v], ty, v.live)
+        return E("ctor", [], ty, False, f=self.r.choice(["zeros", "ones"]))
+
+    def random(self, ty, depth, frozen):
+        """uniform(key, T) / normal(key, T), the key an i32 scalar or
+        tensor, or one of split(key, n)."""
+        if not ty.is_float:
+            if ty.dtype == "i32" and ty.rank == 1 and self.chance(0.3):
+                k = self.expr(Ty("i32"), depth, True)
+                self.use("random")
+                return E("split", [k], ty, False)
+            return None
+        k = self.r.random()
+        if k < 0.6:
+            key = self.expr(Ty("i32"), min(depth, 2), True)
+        elif k < 0.8:
+            key = self.expr(Ty("i32", (self.r.choice([1, 2, 3]),)), min(depth, 2), True)
+        else:
+            sp = E("split", [self.expr(Ty("i32"), min(depth, 1), True)], Ty("i32", (3,)), False)
+            key = E("index", [sp, E("ix_pos", [self.ilit_e(self.r.randint(-3, 2))], None)],
+                    Ty("i32"), False)
+        self.use("random")
+        return E("random", [key], ty, False, f=self.r.choice(["uniform", "normal"]))
+
+    def argminmax(self, ty, depth, frozen):
+        if ty.dtype != "i32" or ty.rank > 1:
+            return None
+        if ty.rank == 0 and self.chance(0.5):
+            a = self.expr(Ty(self.float_dtype(), self.some_dims(self.float_dtype()) or (2,)),
+                          depth, True)
+            return E("arg", [a], ty, False, f=self.r.choice(["argmax", "argmin"]), axis=None)
+        pos = self.r.randint(0, ty.rank)
+        dims = ty.dims[:pos] + (self.some_size(),) + ty.dims[pos:]
+        a = self.expr(Ty(self.r.choice([self.float_dtype(), "i32"]), dims), depth, True)
+        return E("arg", [a], ty, False, f=self.r.choice(["argmax", "argmin"]), axis=pos)
+
+    # ---- indexing ----
+    def pos_index(self, d, oob_ok=True, depth=2):
+        """An i32 scalar index into an axis of size d: mostly in range
+        (literal, negative, the last, a loop index over d, data-dependent
+        taken modulo d), out of range on purpose now and then."""
+        name, off = dim_parts(d)
+        lo = off if name is None else 2  # a symbolic size is mostly >= 2
+        k = self.r.random()
+        loopv = [v for v in self.scope if v.kind == "index" and v.bound == d]
+        if loopv and k < 0.5:
+            self.use("loop_index")
+            return E("name", [], Ty("i32"), text=self.r.choice(loopv).name)
+        if oob_ok and self.oob and self.on("oob") and k < 0.04:  # d, -d - 1, d + 1
+            self.use("oob")
+            kind = self.r.randint(0, 2)
+            if kind == 0:
+                return self.size_val(d)
+            return E("binary", [self.size_val(d), self.ilit_e(1)], Ty("i32"),
+                     f="+" if kind == 1 else "-") if kind == 1 else \
+                E("binary", [E("neg", [self.size_val(d)], Ty("i32")), self.ilit_e(1)], Ty("i32"),
+                  f="-")
+        if k < 0.45:
+            v = self.r.randint(-lo, lo - 1) if lo > 0 else 0
+            if v < 0:
+                self.use("negative_index")
+            return self.ilit_e(v)
+        if k < 0.6 and name is not None:
+            self.use("symbolic_index")
+            return self.size_val(dim_add(d, -1))
+        i = self.expr(Ty("i32"), min(depth, 2), True)
+        self.use("data_index")
+        return E("idiv", [i, self.size_val(d)], Ty("i32"), False, f="%")
+
+    def slice_ix(self, d, want, depth=2):
+        """A slice of an axis of size d whose length is `want`, or None."""
+        wn, wo = dim_parts(want)
+        dn, do = dim_parts(d)
+        opts = []
+        if want == d:
+            opts += [(None, None)]
+            if dn is not None:
+                opts += [("0", str(d))]
+        if wn == dn and wn is not None and wo == do - 1:
+            opts += [("1", None), (None, "-1"), ("1", str(d)), (None, str(dim_add(d, -1)))]
+            opts += [("rt", str(want))]
+        if wn == dn and wo == do - 2 and (wn is not None or wo >= 0):
+            opts += [("1", "-1"), ("2", None), (None, "-2")]
+        if wn is None and wo >= 1:  # a literal length from any axis
+            c = wo
+            if dn is None and do >= c or dn is not None:
+                opts += [(None, str(c)), (str(-c), None), ("rt", str(c))]
+            if dn is None and do >= c + 1 or dn is not None:
+                opts += [("1", str(c + 1))]
+        if not opts:
+            return None
+        lo, hi = self.r.choice(opts)
+        if lo == "rt":  # x[e:e + L], e a run-time value: mostly in range
+            self.use("slice_runtime")
+            k = self.r.random()
+            room = dim_add(d, 1 - dim_parts(want)[1]) if wn is None else 2  # d - L + 1 starts
+            if k < 0.7:
+                start = E("idiv", [self.expr(Ty("i32"), min(depth, 1), True), self.size_val(room)],
+                          Ty("i32"), f="%")
+            elif k < 0.85:
+                start = self.ilit_e(0)
+            else:  # anywhere on the axis: the window may not fit (SG_ERR_INDEX)
+                start = E("idiv", [self.expr(Ty("i32"), min(depth, 1), True), self.size_val(d)],
+                          Ty("i32"), f="%")
+            return E("ix_slice", [start], None, len=hi)
+        if lo and lo.startswith("-") or hi and hi.startswith("-"):
+            self.use("slice_negative")
+        if lo and not lo.lstrip("-").isdigit() or hi and not hi.lstrip("-").isdigit():
+            self.use("slice_symbolic")
+        return E("ix_slice", [], None, lo=lo or "", hi=hi or "")
+
+    def index_tensor(self, dims, d, distinct=False, depth=2):
+        """An i32 tensor of `dims` with entries in range for an axis of
+        size d (distinct ones when asked, mostly): arange, its reverse,
+        data-dependent entries modulo d, rows of an index matrix."""
+        dt = Ty("i32", dims)
+        k = self.r.random()
+        if dims == (d,) and (k < 0.5 or distinct):
+            a = E("arange", [], dt)
+            if self.chance(0.5):  # reversed: -1 - arange(n), negative entries
+                self.use("gather_reverse")
+                return E("binary", [self.ilit_e(-1), a], dt, f="-")
+            return a
+        if distinct and self.chance(0.7):
+            return None
+        mats = [v for v in self.scope if v.ty.dtype == "i32" and v.ty.rank == 2 and
+                v.ty.dims[1:] == dims]
+        if mats and k < 0.7:  # a row of an index matrix
+            m = self.r.choice(mats)
+            row = E("index", [E("name", [], m.ty, text=m.name),
+                              E("ix_pos", [self.pos_index(m.ty.dims[0], False, depth - 1)],
+                                None)], dt)
+            self.use("gather_row")
+            base = row
+        else:
+            base = self.expr(dt, min(depth, 2), True)
+        if self.oob and self.on("oob") and self.chance(0.03):
+            self.use("oob")
+            return E("binary", [E("idiv", [base, self.size_val(d)], dt, f="%"), self.size_val(d)],
+                     dt, f="+")
+        e = E("idiv", [base, self.size_val(d)], dt, f="%")
+        if self.chance(0.2):  # negative entries: count from the end
+            self.use("gather_negative")
+            e = E("binary", [e, self.size_val(d)], dt, f="-")
+        return e
+
+    def index_plan(self, base, want, live, distinct=False, depth=2):
+        """Indices into dims `base` giving dims `want` (None: any), as
+        (index list, selected dims, gathers?), or None. At most two
+        indices, at most one gather."""
+        for _ in range(8):
+            k = self.r.randint(1, min(2, len(base)))
+            ix, out, gather = [], [], False
+            for i in range(k):
+                d = base[i]
+                kinds = ["pos", "slice", "all"] + (["gather"] if self.on("gather") and not gather
+                                                   else [])
+                kind = self.r.choice(kinds)
+                if kind == "pos":
+                    ix.append(E("ix_pos", [self.pos_index(d, True, depth - 1)], None))
+                elif kind == "all":
+                    ix.append(E("ix_all", [], None))
+                    out.append(d)
+                elif kind == "slice":
+                    if not self.on("slice"):
+                        break
+                    opts = [d, 1, 2] + ([dim_add(d, -1)] if not isinstance(d, int) else [])
+                    L = self.r.choice(opts)
+                    s = self.slice_ix(d, L, depth - 1)
+                    if s is None or not self.need(L, 0):
+                        break
+                    ix.append(s)
+                    out.append(L)
+                else:
+                    idims = self.r.choice([(self.some_size(),), (d,), (self.some_size(),
+                                                                     self.some_size())])
+                    t = self.index_tensor(idims, d, distinct, depth - 1)
+                    if t is None:
+                        break
+                    ix.append(E("ix_gather", [t], None))
+                    out += list(idims)
+                    gather = True
+                    if len(idims) == 2:
+                        self.use("gather_matrix")
+            else:
+                out += list(base[k:])
+                if want is not None and tuple(out) != tuple(want):
+                    continue
+                if len(out) > 4:
+                    continue
+                if all(x.op == "ix_all" for x in ix):
+                    continue
+                return ix, tuple(out), gather
+        return None
+
+    def indexing(self, ty, depth, frozen):
+        """base[indices] of type ty: an index into a value in scope that
+        fits, or into a new expression of a type chosen for it."""
+        if not self.on("index"):
+            return None
+        cands = [v for v in self.scope if self.usable(v, ty, frozen) and v.ty.rank >= 1]
+        self.r.shuffle(cands)
+        for v in cands[:4]:
+            plan = self.index_plan(v.ty.dims, ty.dims, v.live, False, depth)
+            if plan:
+                ix, _, gather = plan
+                return self.index_node(E("name", [], v.ty, v.live, text=v.name), ix, ty, gather)
+        # a new base: ty's dims behind one index
+        k = self.r.random()
+        if k < 0.4:  # a position: [X] + dims
+            base = ty.with_dims((self.some_size(),) + ty.dims)
+            b = self.expr(base, depth, frozen)
+            return self.index_node(b, [E("ix_pos", [self.pos_index(base.dims[0], True, depth)],
+                                         None)], ty, False)
+        if k < 0.7 and ty.rank >= 1 and self.on("slice"):  # a slice of the first axis
+            L = ty.dims[0]
+            name, off = dim_parts(L)
+            d = dim_add(L, 1) if name is not None and off < 0 else self.some_size() if name is None \
+                else L
+            s = self.slice_ix(d, L, depth)
+            if s is None:
+                return None
+            b = self.expr(ty.with_dims((d,) + ty.dims[1:]), depth, frozen)
+            return self.index_node(b, [s], ty, False)
+        if ty.rank >= 1 and self.on("gather"):  # a gather of the first axis (or two)
+            r = 2 if ty.rank >= 2 and self.chance(0.3) else 1
+            X = self.some_size()
+            t = self.index_tensor(ty.dims[:r], X, False, depth)
+            if t is None:
+                return None
+            b = self.expr(ty.with_dims((X,) + ty.dims[r:]), depth, frozen)
+            return self.index_node(b, [E("ix_gather", [t], None)], ty, True)
+        return None
+
+    def index_node(self, base, ix, ty, gather):
+        self.use("index")
+        if gather:
+            self.use("gather")
+            if base.live:
+                self.use("gather_live")
+        if any(x.op == "ix_slice" for x in ix):
+            self.use("slice")
+        return E("index", [base] + ix, ty, base.live)
+
+    def take(self, ty, depth, frozen):
+        """take(x, idx, axis=K) and take_along_axis(x, idx, axis=K)."""
+        if not self.on("gather") or ty.dtype == "bool" or ty.rank == 0:
+            return None
+        if self.chance(0.5):  # take along axis K: ty = base[:K] + idx + base[K+1:]
+            K = self.r.randint(0, ty.rank - 1)
+            X = self.some_size()
+            t = self.index_tensor((ty.dims[K],), X, False, depth)
+            if t is None:
+                return None
+            b = self.expr(ty.with_dims(ty.dims[:K] + (X,) + ty.dims[K + 1:]), depth, frozen)
+            axis = K - ty.rank if self.chance(0.3) else K
+            self.use("take")
+            return E("take", [b, t], ty, b.live, axis=axis)
+        K = self.r.randint(0, ty.rank - 1)
+        X = self.some_size()
+        idims = tuple(x if i == K or self.chance(0.6) else 1 for i, x in enumerate(ty.dims))
+        bdims = tuple(X if i == K else (1 if idims[i] != 1 and self.chance(0.3) else x)
+                      for i, x in enumerate(ty.dims))
+        t = self.index_tensor(idims, X, False, depth)
+        if t is None:
+            return None
+        b = self.expr(ty.with_dims(bdims), depth, frozen)
+        self.use("take_along")
+        return E("take_along", [b, t], ty, b.live, axis=K)
 
     # ---- calls ----
     def bind_call(self, h, want_dims=(), pattern=None):
         """Map h's size names so that `pattern` (a type of h, if given)
-        becomes want_dims; fill the others from this function's sizes."""
+        becomes want_dims; fill the others from this function's sizes;
+        honour h's least sizes (h.req)."""
         pdims = pattern.dims if pattern else ()
         if len(pdims) != len(want_dims):
             return None
         m = {}
         for x, y in zip(pdims, want_dims):
-            if isinstance(x, int):
+            name, off = dim_parts(x)
+            if name is None:
                 if x != y:
                     return None
-            elif m.setdefault(x, y) != y:
-                return None
+            else:  # x = name + off must be y: name = y - off
+                val = dim_add(y, -off)
+                if dim_parts(val)[1] > 0 and dim_parts(val)[0] is not None or \
+                        m.setdefault(name, val) != val:
+                    return None
         for p in h.params:
             for x in p.ty.dims:
                 if isinstance(x, str) and x not in m:
                     m[x] = self.r.choice(self.avail)
+        for x, least in h.req.items():
+            if x in m and not self.need(m[x], least):
+                return None
+        for p in h.params:  # a parameter's size must be a plain name or a literal here too
+            for x in p.ty.dims:
+                if isinstance(x, str) and not self.need(m[x], 0):
+                    return None
         return m
 
     def call_args(self, h, m, depth, frozen):
         args, live = [], False
         for p in h.params:
             pty = self.mapped(p.ty, m)
-            a, la = self.expr(pty, depth, frozen or (p.const and self.smooth))
+            a = self.expr(pty, depth, frozen or (p.const and self.smooth))
             args.append(a)
-            live = live or (la and not p.const)
+            live = live or (a.live and not p.const)
         return args, live
 
     def mapped(self, ty, m):
-        return ty.with_dims([m[x] if isinstance(x, str) else x for x in ty.dims])
+        return ty.with_dims([dim_subst(x, m) for x in ty.dims])
 
     def call(self, ty, depth, frozen):
-        cands = [h for h in self.helpers if h.ret.dtype == ty.dtype]
+        cands = [h for h in self.helpers if len(h.rets) == 1 and h.ret.dtype == ty.dtype]
         self.r.shuffle(cands)
         for h in cands:
             m = self.bind_call(h, ty.dims, h.ret)
             if m is not None:
                 args, live = self.call_args(h, m, depth, frozen)
-                return "%s(%s)" % (h.name, ", ".join(args)), live
+                self.note_call(h)
+                return E("call", args, ty, live and ty.is_float, fn=h)
         if cands and self.chance(0.5):  # a call of another shape, made to fit
             h = cands[0]
             m = self.bind_call(h)
+            if m is None:
+                return None
             args, live = self.call_args(h, m, depth, frozen)
-            text = "%s(%s)" % (h.name, ", ".join(args))
-            return self.reshaped(text, self.mapped(h.ret, m).dims, ty, live), live
+            self.note_call(h)
+            e = E("call", args, self.mapped(h.ret, m), live and ty.is_float, fn=h)
+            return self.reshaped(e, ty)
         return None
 
-    def grad(self, ty, depth, frozen):
-        cands = [(h, p) for h in self.helpers if h.ret.rank == 0
-                 for p in h.params if not p.const and p.ty.dtype == ty.dtype]
-        self.r.shuffle(cands)
-        fits = [(h, p, m) for h, p in cands
-                for m in [self.bind_call(h, ty.dims, p.ty)] if m is not None]
-        if fits:
-            h, p, m = fits[0]
-        elif cands:  # a gradient of another shape, made to fit
-            (h, p), m = cands[0], self.bind_call(cands[0][0])
-        else:
+    def note_call(self, h):
+        self.use("call")
+        if h.has_loops:
+            self.fn.has_loops = True
+            if self.loops:
+                self.use("call_loop_in_loop")
+
+    def transform(self, ty, depth, frozen):
+        """A transform of a helper (TRANSFORMS: grad now; jvp, vjp,
+        jacobian, hessian in version 3) applied to arguments."""
+        names = [t for t in TRANSFORMS if self.on(t)]
+        if not names or not ty.is_float:
             return None
-        # Mostly under stop_gradient; otherwise the export's gradient is a
-        # second-order one, which must be exact too.
-        second = self.chance(0.3)
-        args, live = self.call_args(h, m, depth, frozen or not second)
-        text = "grad(%s, wrt=%s)(%s)" % (h.name, p.name, ", ".join(args))
-        if not second:
-            text, live = "stop_gradient(%s)" % text, False
-        return self.reshaped(text, self.mapped(p.ty, m).dims, ty, live), live
+        return TRANSFORMS[self.r.choice(names)].make(self, ty, depth, frozen)
 
 
-def generate(seed, smooth=False, depth=4):
+class Transform:
+    """A transform of the language (spec section 6b). `make(gen, ty,
+    depth, frozen)` builds an E("transform", args, ty, t=name, fn=h,
+    wrt=p) or None; sg_interp.transform computes its reference value."""
+
+    def __init__(self, name, make):
+        self.name, self.make = name, make
+
+
+def make_grad(g, ty, depth, frozen):
+    direct_stop = g.direct_stop
+    cands = [(h, p) for h in g.helpers if len(h.rets) == 1 and h.ret.rank == 0 and
+             h.ret.is_float for p in h.params if not p.const and p.ty.dtype == ty.dtype]
+    g.r.shuffle(cands)
+    fits = [(h, p, m) for h, p in cands
+            for m in [g.bind_call(h, ty.dims, p.ty)] if m is not None]
+    if fits:
+        h, p, m = fits[0]
+    elif cands:  # a gradient of another shape, made to fit
+        (h, p), m = cands[0], g.bind_call(cands[0][0])
+        if m is None:
+            return None
+    else:
+        return None
+    # Mostly under stop_gradient (the PGD step: stop_gradient(sign(grad))
+    # too); otherwise the export's gradient is a second-order one, which
+    # must be exact too, or refused with a clear error (spec section 6).
+    k = g.r.random()
+    second = k < 0.25 and not g.sg_depth
+    args, live = g.call_args(h, m, depth, frozen or not second)
+    e = E("transform", args, g.mapped(p.ty, m), live and second, t="grad", fn=h, wrt=p.name)
+    g.note_call(h)
+    g.use("grad")
+    fitted = g.reshaped(e, ty)
+    if h.has_loops:
+        g.use("grad_of_loops")
+        if second:
+            g.use("grad_of_loops_2nd")
+        elif g.sg_depth and (not direct_stop or fitted is not e):
+            g.use("grad_sg_indirect")
+    if not second and not g.sg_depth:
+        if k < 0.45 and e.ty.is_float:  # stop_gradient(sign(grad(...)))
+            e = E("unary", [e], e.ty, False, f="sign")
+            g.use("grad_sign")
+            if h.has_loops:
+                g.use("grad_sg_indirect")
+        e = g.reshaped(E("stop", [e], e.ty, False), ty)
+    else:
+        e = fitted
+    return e
+
+
+TRANSFORMS = {"grad": Transform("grad", make_grad)}
+
+# (maker, weight, feature that turns it off (None: always on), the dtypes
+# of the values it can make)
+F, I, B = ("f32", "f64"), ("i32",), ("bool",)
+EXPR_MAKERS = [
+    (Gen.unary, 4, None, F + I), (Gen.binary, 5, None, F + I), (Gen.reduction, 2, None, F + I),
+    (Gen.literal_op, 1, None, F + I), (Gen.stop, 1, None, F + I), (Gen.select, 1, None, F + I),
+    (Gen.like, 0.3, None, F + I), (Gen.call, 1.5, None, F + I), (Gen.transform, 1.5, None, F),
+    (Gen.broadcast, 0.7, None, F + I), (Gen.reshape, 0.7, None, F + I),
+    (Gen.transpose, 0.7, None, F + I), (Gen.matmul, 1.5, None, F), (Gen.cast, 0.6, None, F + I),
+    (Gen.guarded, 1.2, "guarded", F), (Gen.zero_factor, 0.8, "guarded", F),
+    (Gen.sum_broadcast, 0.5, None, F), (Gen.compare, 6, None, B),
+    (Gen.indexing, 2.5, "index", F + I), (Gen.take, 0.6, "gather", F + I),
+    (Gen.ctor, 0.5, None, F + I), (Gen.random, 0.4, "random", F + I),
+    (Gen.argminmax, 1, "i32", I),
+]
+
+
+def generate(seed, smooth=False, depth=4, without=()):
     """One program, a function of the arguments only."""
-    return Gen(seed, smooth, depth).program()
+    return Gen(seed, smooth, depth, without).program()
 
 
 def main():
@@ -648,9 +1776,11 @@ def main():
                     help="smooth programs, checkable against finite differences")
     ap.add_argument("--depth", type=int, default=4, help="expression depth (default 4)")
     ap.add_argument("--out", help="directory for prog-K.sg (default: stdout)")
+    ap.add_argument("--without", default="", help="features to leave out, comma-separated")
     args = ap.parse_args()
+    without = [x for x in args.without.split(",") if x]
     for k in range(args.count):
-        text = generate(args.seed + k, args.fd, args.depth).source()
+        text = generate(args.seed + k, args.fd, args.depth, without).source()
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, "prog-%d.sg" % (args.seed + k)), "w") as f:

@@ -1,0 +1,666 @@
+"""A NumPy interpreter of .sg programs as tools/gen_programs.py builds them
+(its tree, not the text): the reference tools/check_random.py holds the
+compiler to, written from the spec (../shared/spec/LANGUAGE.md) alone.
+
+  Interp(prog, clean=False).run(fn, args) -> list of results
+
+`args` are NumPy arrays in the parameters' dtypes (float32, float64, int32);
+the results are arrays in the results' dtypes. The arithmetic is the
+program's own: an f32 value is a float32 array (so a comparison or a floor
+sees the rounding the compiled code sees), an i32 value an int32 array
+(wrapping), a bool a bool array. A run that would make the compiled
+function return SG_ERR_INDEX (an index, a slice bound or a gather entry
+out of range, an integer division by zero, argmax over an empty axis)
+raises IndexErr.
+
+Decisions the compiled code could take the other way (a comparison, a
+floor, an i32 cast, an argmax, whose operands lie within rounding of the
+point where the result jumps) set `interp.fragile`: then only the compiled
+levels are compared with each other, not with this reference.
+
+grad(h, wrt=p)(args) is computed by central differences of h in float64
+(Richardson-extrapolated; `fragile` where two steps disagree), so it is
+exact to about 1e-8 where h is smooth (the smooth mode's discipline makes
+it so; in the full mode a kink within a step of the point is a fragile
+result). Other transforms (version 3) plug in through TRANSFORM below.
+
+Every op of gen_programs.show() has an entry in EVAL; the tables of
+gen_programs (UNARY, BINARY, REDUCE) carry their own NumPy meaning.
+"""
+
+import math
+import re
+
+import numpy as np
+
+import gen_programs as G
+
+np.seterr(all="ignore")
+
+DT = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "bool": np.bool_}
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+TOL = {np.float32: 1e-4, np.float64: 1e-9}  # "within rounding" for fragile decisions
+
+
+class IndexErr(Exception):
+    """The compiled function returns SG_ERR_INDEX here. `dead`: raised in
+    code whose value nothing uses (which a compiler that drops dead code
+    before checking its indices would not report; the spec says it must,
+    section 6, v3 clarified)."""
+
+    def __init__(self, msg, dead=False):
+        super().__init__(msg)
+        self.dead = dead
+
+
+def dead_statements(fn):
+    """The statements of fn whose values its results do not depend on (by
+    name, conservatively: a name used anywhere counts for all its
+    declarations), as a set of ids."""
+    used = set()
+
+    def names(e):
+        return {x.at["text"] for x in e.walk() if x.op == "name"} | \
+            {G.dim_parts(x.at["dim"])[0] for x in e.walk() if x.op == "size"}
+
+    def defines(s):
+        return set(s.names or []) | ({s.target} if s.target else set())
+
+    ret = [s for s in fn.body if s.kind == "return"]
+    for e in ret[0].es:
+        used |= names(e)
+
+    def live(s):
+        if s.kind in ("for", "while", "if"):
+            return any(live(x) for b in s.blocks() for x in b)
+        return s.kind == "return" or bool(defines(s) & used)
+
+    changed = True
+    while changed:
+        changed = False
+        for s in G.walk_stmts(fn.body):
+            if live(s):
+                new = set().union(*[names(e) for e in s.exprs()]) - used
+                if new:
+                    used |= new
+                    changed = True
+    return {id(s) for s in G.walk_stmts(fn.body) if not live(s)}
+
+
+class Interp:
+    def __init__(self, prog, clean=False):
+        self.prog, self.clean = prog, clean
+        self.fns = {f.name: f for f in prog.funcs}
+        self.fragile = False
+        self.f32 = np.float32  # float64 while differentiating numerically
+        self.steps = 0  # loop iterations, to stop a runaway program
+        self.dead = 0  # > 0 while running code whose value is unused
+        self.dead_stmts = {}  # fn name -> dead_statements(fn)
+
+    def err(self, msg):
+        return IndexErr(msg, self.dead > 0)
+
+    def dt(self, dtype):
+        return self.f32 if dtype == "f32" else DT[dtype]
+
+    # ---- functions ----
+    def run(self, fn, args):
+        """fn's results for args (a list of arrays)."""
+        sizes = {}
+        for p, a in zip(fn.params, args):
+            if a.ndim != p.ty.rank:
+                raise AssertionError("%s: argument %s has rank %d" % (fn.name, p.name, a.ndim))
+            for d, n in zip(p.ty.dims, a.shape):
+                if isinstance(d, str):
+                    if sizes.setdefault(d, n) != n:
+                        raise AssertionError("%s: size %s bound twice" % (fn.name, d))
+        env = Env(sizes)
+        if fn.name not in self.dead_stmts:
+            self.dead_stmts[fn.name] = dead_statements(fn)
+        env.dead = self.dead_stmts[fn.name]
+        for p, a in zip(fn.params, args):
+            env.declare(p.name, np.asarray(a, dtype=self.dt(p.ty.dtype)))
+        out = self.block(fn.body, env)
+        return [self.conform(v, ty, sizes) for v, ty in zip(out, fn.rets)]
+
+    def conform(self, v, ty, sizes):
+        """v in ty's dtype and shape (a weak value, a broadcast one)."""
+        shape = tuple(G.dim_value(d, sizes) for d in ty.dims)
+        v = np.asarray(v)
+        if v.dtype != self.dt(ty.dtype):
+            v = v.astype(self.dt(ty.dtype))
+        if v.shape != shape:
+            v = np.broadcast_to(v, shape)
+        return np.array(v)
+
+    def block(self, stmts, env):
+        """Runs the statements; the values of a return, or None."""
+        env.push()
+        try:
+            for s in stmts:
+                dead = id(s) in env.dead
+                self.dead += dead
+                try:
+                    out = self.exec(s, env)
+                finally:
+                    self.dead -= dead
+                if out is not None:
+                    return out
+        finally:
+            env.pop()
+        return None
+
+    def exec(self, s, env):
+        k = s.kind
+        if k == "let":
+            env.declare(s.names[0], self.conform(self.eval(s.e, env), s.ty, env.sizes)
+                        if s.annot else self.eval(s.e, env))
+        elif k == "lett":
+            for name, v in zip(s.names, self.eval(s.e, env)):
+                env.declare(name, v)
+        elif k == "var":
+            env.declare(s.names[0], self.conform(self.eval(s.e, env), s.ty, env.sizes))
+        elif k == "assign":
+            self.assign(s, env)
+        elif k == "for":
+            lo, hi = int(self.eval(s.lo, env)), int(self.eval(s.hi, env))
+            for i in range(lo, hi):
+                self.tick()
+                env.push()
+                env.declare(s.var, np.asarray(i, np.int32))
+                self.block(s.body, env)
+                env.pop()
+        elif k == "while":
+            while bool(self.eval(s.cond, env)):
+                self.tick()
+                self.block(s.body, env)
+        elif k == "if":
+            if bool(self.eval(s.cond, env)):
+                self.block(s.body, env)
+            elif s.orelse is not None:
+                self.block(s.orelse, env)
+        elif k == "return":
+            return [self.eval(e, env) for e in s.es]
+        else:
+            raise AssertionError("statement " + k)
+        return None
+
+    def tick(self):
+        self.steps += 1
+        if self.steps > 10**6:
+            raise AssertionError("more than a million loop iterations")
+
+    def assign(self, s, env):
+        old = env.get(s.target)
+        e = self.eval(s.e, env)
+        if not s.ix:
+            new = np.broadcast_to(e, old.shape)
+            val = new if s.aop == "=" else APPLY[s.aop](old, new)
+            env.set(s.target, np.array(np.asarray(val).astype(old.dtype)))
+            return
+        # the selected positions, as flat positions into old (shaped like
+        # the selection): one indexing machinery for reading and writing
+        pos = self.index(np.arange(old.size).reshape(old.shape), s.ix, env)
+        e = np.broadcast_to(np.asarray(e, old.dtype), pos.shape).ravel()
+        pos = pos.ravel()
+        flat = old.ravel().copy()
+        gather = any(x.op == "ix_gather" for x in s.ix)
+        if s.aop in ("=", "*=") and gather and len(np.unique(pos)) != len(pos):
+            raise self.err("repeated positions in an assignment with " + s.aop)
+        if s.aop == "=":
+            flat[pos] = e
+        elif s.aop == "*=":
+            flat[pos] = flat[pos] * e
+        elif s.aop == "+=":
+            np.add.at(flat, pos, e)
+        else:
+            np.subtract.at(flat, pos, e)
+        env.set(s.target, flat.reshape(old.shape))
+
+    # ---- expressions ----
+    def eval(self, e, env):
+        v = EVAL[e.op](self, e, env)
+        if e.op in ("call",) and isinstance(v, list):
+            return v
+        want = self.dt(e.ty.dtype)
+        v = np.asarray(v)
+        if v.dtype != want:
+            v = v.astype(want)
+        return v
+
+    def args(self, e, env):
+        return [self.eval(a, env) for a in e.args]
+
+    def near(self, a, b):
+        """Whether a decision between a and b could go the other way in
+        the compiled code (float values within rounding, not equal)."""
+        tol = TOL.get(np.asarray(a).dtype.type)
+        if tol is None:
+            return False
+        a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+        d = np.abs(a - b)
+        with np.errstate(invalid="ignore"):
+            return bool(np.any((d > 0) & (d <= tol * np.maximum(1, np.maximum(abs(a), abs(b))))))
+
+    def near_int(self, x, half=False):
+        tol = TOL.get(np.asarray(x).dtype.type)
+        if tol is None:
+            return False
+        x = np.asarray(x, np.float64) + (0.5 if half else 0)
+        d = np.abs(x - np.round(x))
+        return bool(np.any((d > 0) & (d <= tol * np.maximum(1, abs(x)))))
+
+    def index(self, x, ix, env):
+        """x[ix...]: positions remove their axis, slices keep it, a gather
+        replaces it by the index tensor's axes, in place."""
+        ax = 0
+        for node in ix:
+            D = x.shape[ax]
+            if node.op == "ix_all":
+                ax += 1
+            elif node.op == "ix_pos":
+                p = int(self.eval(node.args[0], env))
+                p = p + D if p < 0 else p
+                if not 0 <= p < D:
+                    raise self.err("index %d out of range for %d" % (p, D))
+                x = np.take(x, p, axis=ax)
+            elif node.op == "ix_slice":
+                if node.args:  # run-time start: start adjusted once, then its length
+                    lo = int(self.eval(node.args[0], env))
+                    lo = lo + D if lo < 0 else lo
+                    hi = lo + self.size_text(node.at["len"], env)
+                else:
+                    lo = self.bound(node.at["lo"], 0, D, env)
+                    hi = self.bound(node.at["hi"], D, D, env)
+                if not (0 <= lo <= D and 0 <= hi <= D) or hi < lo:
+                    raise self.err("slice %d:%d out of range for %d" % (lo, hi, D))
+                x = np.take(x, np.arange(lo, hi), axis=ax)
+                ax += 1
+            else:  # a gather
+                idx = self.eval(node.args[0], env).astype(np.int64)
+                x = np.take(x, self.entries(idx, D), axis=ax)
+                ax += idx.ndim
+        return x
+
+    def entries(self, idx, D):
+        idx = np.where(idx < 0, idx + D, idx)
+        if idx.size and (idx.min() < 0 or idx.max() >= D):
+            raise self.err("gather entry out of range for %d" % D)
+        return idx
+
+    def bound(self, text, default, D, env):
+        if text == "":
+            return default
+        v = self.size_text(text, env)
+        return v + D if v < 0 else v
+
+    @staticmethod
+    def size_text(text, env):
+        if re.fullmatch(r"-?\d+", text):
+            return int(text)
+        return G.dim_value(text, env.sizes)
+
+
+class Env:
+    """Nested scopes of names; the function's sizes, also values."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.scopes = [{}]
+        self.dead = set()
+
+    def push(self):
+        self.scopes.append({})
+
+    def pop(self):
+        self.scopes.pop()
+
+    def declare(self, name, v):
+        self.scopes[-1][name] = v
+
+    def get(self, name):
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        if name in self.sizes:
+            return np.asarray(self.sizes[name], np.int32)
+        raise AssertionError("no name " + name)
+
+    def set(self, name, v):
+        for s in reversed(self.scopes):
+            if name in s:
+                s[name] = v
+                return
+        raise AssertionError("assigning undeclared " + name)
+
+
+APPLY = {"+=": lambda a, b: a + b, "-=": lambda a, b: a - b, "*=": lambda a, b: a * b}
+
+
+# ---- op by op ----
+
+def ev_lit(it, e, env):
+    t = e.at["text"]
+    return np.asarray(float(t) if e.ty.is_float else int(t), it.dt(e.ty.dtype))
+
+
+def ev_unary(it, e, env):
+    (x,) = it.args(e, env)
+    f = e.at["f"]
+    if f in ("floor", "ceil"):
+        it.fragile |= it.near_int(x)
+    elif f == "round":
+        it.fragile |= it.near_int(x, half=True)
+    elif f == "sign":
+        it.fragile |= it.near(x, 0)
+    return G.UNARY[f].ev(np, x)
+
+
+def template_ns(dtype):
+    """The names a template (GUARDED_UNARY, POISON...) may use, over arrays
+    of dtype; literals in it are rounded to dtype, as weak literals are."""
+    ns = {name: (lambda op: lambda *a: op.ev(np, *a))(op) for name, op in G.UNARY.items()}
+    ns.update({name: (lambda op: lambda *a: op.ev(np, *a))(op) for name, op in G.BINARY.items()
+               if name.isalpha()})
+    ns["L"] = lambda v: np.asarray(v, dtype)
+    return ns
+
+
+def ev_template(it, e, env):
+    xs = it.args(e, env)
+    dtype = xs[0].dtype
+    text = re.sub(r"(?<![\w.{])(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)", r"L(\1)", e.at["fmt"])
+    text = text.format(*["_a%d" % i for i in range(len(xs))])
+    ns = template_ns(dtype)
+    ns.update({"_a%d" % i: x for i, x in enumerate(xs)})
+    return eval(text, ns)  # noqa: S307 -- our own fixed patterns
+
+
+def ev_binary(it, e, env):
+    a, b = it.args(e, env)
+    return G.BINARY[e.at["f"]].ev(np, a, b)
+
+
+def ev_idiv(it, e, env):
+    a, b = it.args(e, env)
+    a, b = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
+    if np.any(b == 0):
+        raise it.err("integer division by zero")
+    if e.at["f"] == "//":
+        return np.floor_divide(a, b).astype(np.int64).astype(np.int32)
+    return np.mod(a, b).astype(np.int32)
+
+
+CMPF = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+        "==": np.equal, "!=": np.not_equal}
+
+
+def ev_cmp(it, e, env):
+    a, b = it.args(e, env)
+    it.fragile |= it.near(a, b)
+    return CMPF[e.at["f"]](a, b)
+
+
+def ev_logic(it, e, env):
+    a, b = it.args(e, env)
+    return (np.logical_and if e.at["f"] == "&&" else np.logical_or)(a, b)
+
+
+def ev_reduce(it, e, env):
+    (x,) = it.args(e, env)
+    f, axis = e.at["f"], e.at["axis"]
+    axes = tuple(range(x.ndim)) if axis is None else (axis % max(x.ndim, 1),)
+    if x.ndim == 0:
+        return x
+    if f == "sum":
+        return np.sum(x, axis=axes).astype(x.dtype)
+    if f == "mean":
+        n = int(np.prod([x.shape[a] for a in axes]))
+        return (np.sum(x, axis=axes) / x.dtype.type(n) if n else
+                np.full([s for i, s in enumerate(x.shape) if i not in axes], np.nan)).astype(x.dtype)
+    if any(x.shape[a] == 0 for a in axes):
+        shape = [s for i, s in enumerate(x.shape) if i not in axes]
+        if x.dtype == np.int32:
+            return np.full(shape, I32_MIN if f == "max" else I32_MAX, np.int32)
+        return np.full(shape, -np.inf if f == "max" else np.inf, x.dtype)
+    return (np.max if f == "max" else np.min)(x, axis=axes)
+
+
+def ev_arg(it, e, env):
+    (x,) = it.args(e, env)
+    f, axis = e.at["f"], e.at["axis"]
+    if x.ndim == 0:
+        return np.asarray(0, np.int32)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    if x.shape[axis] == 0:
+        raise it.err("argmax/argmin along an axis of size 0")
+    if x.dtype != np.int32 and x.shape[axis] > 1:
+        s = np.sort(np.moveaxis(x, axis, -1), axis=-1)
+        top = (s[..., -1], s[..., -2]) if f == "argmax" else (s[..., 0], s[..., 1])
+        it.fragile |= it.near(*top)
+    return (np.argmax if f == "argmax" else np.argmin)(x, axis=axis).astype(np.int32)
+
+
+def ev_cast(it, e, env):
+    (x,) = it.args(e, env)
+    if e.ty.dtype == "i32" and x.dtype.kind == "f":  # toward zero, saturating, NaN 0
+        it.fragile |= it.near_int(x)
+        y = np.trunc(np.clip(np.nan_to_num(x.astype(np.float64), nan=0.0), I32_MIN, I32_MAX))
+        return y.astype(np.int64).astype(np.int32)
+    return x
+
+
+def ev_transpose(it, e, env):
+    (x,) = it.args(e, env)
+    return np.transpose(x, e.at["perm"]) if e.at["perm"] is not None else np.transpose(x)
+
+
+def shape_of(e, env):
+    return tuple(G.dim_value(d, env.sizes) for d in e.ty.dims)
+
+
+def ev_select(it, e, env):
+    c, a, b = it.args(e, env)
+    return np.where(c, a, b)
+
+
+def ev_like(it, e, env):
+    it.dead += 1  # only its type is used
+    try:
+        (x,) = it.args(e, env)
+    finally:
+        it.dead -= 1
+    return (np.zeros_like if e.at["f"] == "zeros_like" else np.ones_like)(x)
+
+
+def ev_ctor(it, e, env):
+    return (np.zeros if e.at["f"] == "zeros" else np.ones)(shape_of(e, env),
+                                                          it.dt(e.ty.dtype))
+
+
+def ev_call(it, e, env):
+    h = e.at["fn"]
+    out = it.run(h, it.args(e, env))
+    return out if len(h.rets) > 1 else out[0]
+
+
+def ev_index(it, e, env):
+    return it.index(it.eval(e.args[0], env), e.args[1:], env)
+
+
+def ev_take(it, e, env):
+    x, idx = it.args(e, env)
+    axis = e.at["axis"]
+    if axis is None:
+        x, axis = x.ravel(), 0
+    idx = idx.astype(np.int64)
+    return np.take(x, it.entries(idx, x.shape[axis]), axis=axis)
+
+
+def ev_take_along(it, e, env):
+    x, idx = it.args(e, env)
+    axis = e.at["axis"]
+    idx = it.entries(idx.astype(np.int64), x.shape[axis])
+    shape = list(np.broadcast_shapes(tuple(1 if i == axis else s for i, s in enumerate(x.shape)),
+                                     tuple(1 if i == axis else s for i, s in enumerate(idx.shape))))
+    xs = list(shape)
+    xs[axis] = x.shape[axis]
+    ishape = list(shape)
+    ishape[axis] = idx.shape[axis]
+    return np.take_along_axis(np.broadcast_to(x, xs), np.broadcast_to(idx, ishape), axis=axis)
+
+
+# ---- random numbers: Philox4x32-10 as docs/language.md 2.11 states ----
+
+M32 = np.uint64(0xFFFFFFFF)  # numpy: uint64 with a Python int is float64
+W0, W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+
+
+def philox(c, k):
+    """c: 4 arrays of uint64 (32-bit words), k: 2 arrays; 4 words out."""
+    x0, x1, x2, x3 = c
+    k0, k1 = k
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + W0) & M32, (k1 + W1) & M32
+        p0, p1 = np.uint64(0xD2511F53) * x0, np.uint64(0xCD9E8D57) * x2
+        x0, x1, x2, x3 = ((p1 >> np.uint64(32)) ^ x1 ^ k0, p1 & np.uint64(M32),
+                          (p0 >> np.uint64(32)) ^ x3 ^ k1, p0 & np.uint64(M32))
+    return x0, x1, x2, x3
+
+
+def u64(v):
+    return np.asarray(v, np.uint64)
+
+
+def philox_key(key):
+    key = np.asarray(key).ravel().astype(np.int64).astype(np.uint64) & M32
+    k = (u64(key[0]) if key.size else u64(0), u64(0))
+    for i in range(1, key.size):
+        y = philox((u64(key[i]), u64(i), u64(0), u64(2)), k)
+        k = (y[0], y[1])
+    return k
+
+
+def blocks(k, b, tag):
+    b = u64(b)
+    return philox((b & np.uint64(M32), b >> np.uint64(32), u64(np.zeros_like(b)),
+                   u64(np.full_like(b, tag))), k)
+
+
+def random_numbers(kind, dtype, key, shape):
+    n = int(np.prod(shape))
+    j = np.arange(n, dtype=np.uint64)
+    k = philox_key(key)
+    f32 = dtype == np.float32
+    y = blocks(k, j // np.uint64(4 if f32 else 2), 0)
+    Y = np.stack(y)  # [4, n]
+    col = lambda w: Y[w, np.arange(n)]
+    u53 = lambda hi, lo: ((hi << np.uint64(32) | lo) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    if kind == "uniform":
+        if f32:
+            v = (col((j % np.uint64(4)).astype(np.int64)) >> np.uint64(8)).astype(np.float64) * 2.0**-24
+        else:
+            w = (2 * (j % np.uint64(2))).astype(np.int64)
+            v = u53(col(w), col(w + 1))
+    else:
+        if f32:
+            p = ((j % np.uint64(4)) // np.uint64(2)).astype(np.int64)
+            u1 = (col(2 * p).astype(np.float64) + 0.5) * 2.0**-32
+            u2 = col(2 * p + 1).astype(np.float64) * 2.0**-32
+        else:
+            u1 = u53(Y[0], Y[1]) + 2.0**-54
+            u2 = u53(Y[2], Y[3])
+        r = np.sqrt(-2 * np.log(u1))
+        v = r * np.where(j % np.uint64(2) == 1, np.sin(2 * math.pi * u2), np.cos(2 * math.pi * u2))
+    return v.astype(dtype).reshape(shape)
+
+
+def ev_random(it, e, env):
+    (key,) = it.args(e, env)
+    return random_numbers(e.at["f"], it.dt(e.ty.dtype), key, shape_of(e, env))
+
+
+def ev_split(it, e, env):
+    (key,) = it.args(e, env)
+    n = G.dim_value(e.ty.dims[0], env.sizes)
+    y = blocks(philox_key(key), np.arange(n, dtype=np.uint64), 1)
+    return y[0].astype(np.int64).astype(np.uint32).view(np.int32)
+
+
+# ---- transforms ----
+
+def fd_grad(it, h, wrt, args):
+    """d h / d wrt at args by central differences in float64, Richardson-
+    extrapolated; fragile where the two steps disagree."""
+    k = [p.name for p in h.params].index(wrt)
+    saved = it.f32
+    it.f32 = np.float64
+    try:
+        xs = [np.array(a, np.float64) if a.dtype.kind == "f" else a for a in args]
+        x = xs[k]
+        g = np.zeros(x.shape)
+        for i in np.ndindex(*x.shape):
+            x0 = x[i]
+            step = 1e-3 * max(1.0, abs(x0))
+            d = []
+            for hh in (step, step / 2):
+                x[i] = x0 + hh
+                fp = float(it.run(h, xs)[0])
+                x[i] = x0 - hh
+                fm = float(it.run(h, xs)[0])
+                d.append((fp - fm) / (2 * hh))
+            x[i] = x0
+            r = (4 * d[1] - d[0]) / 3
+            if not abs(d[1] - d[0]) <= 1e-4 * max(1.0, abs(r)):
+                it.fragile = True
+            g[i] = r
+    finally:
+        it.f32 = saved
+    return g
+
+
+TRANSFORM = {"grad": lambda it, e, args: fd_grad(it, e.at["fn"], e.at["wrt"], args)}
+
+
+def ev_transform(it, e, env):
+    args = it.args(e, env)
+    it.run(e.at["fn"], args)  # an index error in the function is the program's
+    return TRANSFORM[e.at["t"]](it, e, args)
+
+
+EVAL = {
+    "name": lambda it, e, env: env.get(e.at["text"]),
+    "size": lambda it, e, env: np.asarray(G.dim_value(e.at["dim"], env.sizes), np.int32),
+    "lit": ev_lit,
+    "unary": ev_unary,
+    "template": ev_template,
+    "neg": lambda it, e, env: -it.eval(e.args[0], env),
+    "not": lambda it, e, env: np.logical_not(it.eval(e.args[0], env)),
+    "binary": ev_binary,
+    "idiv": ev_idiv,
+    "cmp": ev_cmp,
+    "logic": ev_logic,
+    "reduce": ev_reduce,
+    "arg": ev_arg,
+    "matmul": lambda it, e, env: np.matmul(*it.args(e, env)),
+    "transpose": ev_transpose,
+    "reshape": lambda it, e, env: np.reshape(it.eval(e.args[0], env), shape_of(e, env)),
+    "broadcast": lambda it, e, env: np.broadcast_to(it.eval(e.args[0], env), shape_of(e, env)),
+    "select": ev_select,
+    "like": ev_like,
+    "cast": ev_cast,
+    "stop": lambda it, e, env: it.eval(e.args[0], env),
+    "ctor": ev_ctor,
+    "full": lambda it, e, env: np.broadcast_to(it.eval(e.args[0], env), shape_of(e, env)),
+    "arange": lambda it, e, env: np.arange(shape_of(e, env)[0], dtype=np.int32),
+    "random": ev_random,
+    "split": ev_split,
+    "call": ev_call,
+    "transform": ev_transform,
+    "index": ev_index,
+    "take": ev_take,
+    "take_along": ev_take_along,
+    "mark": lambda it, e, env: it.eval(e.args[1] if it.clean else e.args[0], env),
+}
