@@ -564,6 +564,8 @@ class Gen:
         if name is None:
             return off >= k
         self.fn.req[name] = max(self.fn.req.get(name, 0), k - off)
+        if off < 0:
+            self.use("derived_size")
         return True
 
     def shrink(self, d, k):

@@ -29,6 +29,7 @@ which recompiles and reruns it. Prints the minimal program and the finding.
 import argparse
 import copy
 import os
+import pickle
 import re
 import shutil
 import sys
@@ -42,8 +43,9 @@ import gen_programs as G  # noqa: E402
 def levels_for(msg):
     """The levels a finding needs (check_random --levels)."""
     first = msg.strip().splitlines()[0] if msg.strip() else ""
-    for key, levels in (("--ad-memory", "O2,adm"), ("clean variant", "O0,clean"),
-                        ("-O0 and -O2", "O0,O2"), ("adm:", "O2,adm"), ("O0:", "O0"),
+    adm = "%s,adm" % C.ADM_LEVEL[0][1:]
+    for key, levels in (("--ad-memory", adm), ("clean variant", "O0,clean"),
+                        ("-O0 and -O2", "O0,O2"), ("adm:", adm), ("O0:", "O0"),
                         ("O2:", "O2"), ("-O0 ", "O0"), ("-O2 ", "O2")):
         if key in first:
             return set(levels.split(","))
@@ -105,7 +107,7 @@ class Shrinker:
         for fi, f in enumerate(funcs):
             yield from self.stmt_candidates(fi, f)
         for fi, f in enumerate(funcs):
-            yield from self.expr_candidates(fi, f)
+            yield from self.expr_candidates(prog, fi, f)
 
     @staticmethod
     def drop_param(prog, fi, k):
@@ -225,14 +227,17 @@ class Shrinker:
             if p.ty == ty:
                 yield G.E("name", [], ty, text=p.name)
 
-    def expr_candidates(self, fi, f):
+    def expr_candidates(self, prog, fi, f):
         size = lambda e: sum(1 for _ in e.walk())
         for where, e in self.slots(f):
             for new in self.replacements(f, e):
                 if size(new) >= size(e):
                     continue
+
                 def apply(p, where=where, new=new):
-                    self.put(p.funcs[fi], where, copy.deepcopy(new))
+                    # the copy's calls name the trial's functions, not copies of them
+                    memo = {id(old): f2 for old, f2 in zip(prog.funcs, p.funcs)}
+                    self.put(p.funcs[fi], where, copy.deepcopy(new, memo))
                 yield "replace %s by %s" % (e.op, G.show(new)[:40]), apply
 
     def shrink(self, prog):
@@ -268,6 +273,7 @@ def main():
     C.add_args(ap)
     a = ap.parse_args()
     without = [x for x in a.without.split(",") if x]
+    C.ADM_LEVEL[0] = a.adm_level
     name = "min-%d%s" % (a.seed, "-fd" if a.fd else "")
     out = a.out or os.path.join(C.ROOT, "build", "random", name)
     a.work = out + ".work"
@@ -300,16 +306,18 @@ def main():
     if prog.marks:
         with open(os.path.join(out, "clean.sg"), "w") as f:
             f.write(prog.source(clean=True))
+    with open(os.path.join(out, "prog.pickle"), "wb") as f:  # the tree, for a closer look
+        pickle.dump(prog, f)
     with open(os.path.join(out, "finding.txt"), "w") as f:
         f.write(msg + "\n")
     with open(os.path.join(out, "repro.sh"), "w") as f:
         f.write("#!/bin/sh\n# seed %d%s, minimized; rerun the check of this program\n"
                 "cd \"$(dirname \"$0\")\"\n%s prog.sg -o O2.o --header prog.h && "
-                "%s prog.sg -O0 -o O0.o && %s prog.sg --ad-memory=%s -o adm.o || exit\n"
+                "%s prog.sg -O0 -o O0.o && %s prog.sg %s --ad-memory=%s -o adm.o || exit\n"
                 "[ -f driver.c ] || exit 0\n%s -I. driver.c O0.o -o run-O0 %s && ./run-O0 > O0.txt\n"
                 "%s -I. driver.c O2.o -o run-O2 %s && ./run-O2 > O2.txt\n"
                 "%s -I. driver.c adm.o -o run-adm %s && ./run-adm > adm.txt\n" % (
-                    a.seed, " --fd" if a.fd else "", a.sgc, a.sgc, a.sgc, a.ad_memory,
+                    a.seed, " --fd" if a.fd else "", a.sgc, a.sgc, a.sgc, a.adm_level, a.ad_memory,
                     a.cc, a.rtlib, a.cc, a.rtlib, a.cc, a.rtlib))
     shutil.rmtree(a.work, ignore_errors=True)
     print(prog.source())

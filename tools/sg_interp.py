@@ -88,11 +88,14 @@ def dead_statements(fn):
 
 
 class Interp:
-    def __init__(self, prog, clean=False):
+    def __init__(self, prog, clean=False, wide=False):
+        """wide: compute f32 in float64 and f64 in long double (the second
+        opinion that tells how much rounding moves a result)."""
         self.prog, self.clean = prog, clean
         self.fns = {f.name: f for f in prog.funcs}
         self.fragile = False
-        self.f32 = np.float32  # float64 while differentiating numerically
+        self.f32 = np.float64 if wide else np.float32  # float64 while differentiating
+        self.f64 = np.longdouble if wide else np.float64
         self.steps = 0  # loop iterations, to stop a runaway program
         self.dead = 0  # > 0 while running code whose value is unused
         self.dead_stmts = {}  # fn name -> dead_statements(fn)
@@ -101,7 +104,7 @@ class Interp:
         return IndexErr(msg, self.dead > 0)
 
     def dt(self, dtype):
-        return self.f32 if dtype == "f32" else DT[dtype]
+        return self.f32 if dtype == "f32" else self.f64 if dtype == "f64" else DT[dtype]
 
     # ---- functions ----
     def run(self, fn, args):
@@ -579,7 +582,7 @@ def random_numbers(kind, dtype, key, shape):
 
 def ev_random(it, e, env):
     (key,) = it.args(e, env)
-    return random_numbers(e.at["f"], it.dt(e.ty.dtype), key, shape_of(e, env))
+    return random_numbers(e.at["f"], DT[e.ty.dtype], key, shape_of(e, env))
 
 
 def ev_split(it, e, env):
@@ -591,29 +594,37 @@ def ev_split(it, e, env):
 
 # ---- transforms ----
 
-def fd_grad(it, h, wrt, args):
+def fd_grad(it, h, wrt, args):  # noqa: C901
     """d h / d wrt at args by central differences in float64, Richardson-
-    extrapolated; fragile where the two steps disagree."""
+    extrapolated. `fragile` where the two steps disagree, or where h has a
+    kink at the point (a tie of max or min, relu at 0): there the one-sided
+    slopes differ by as much at either step, where for a smooth h their
+    difference halves with the step."""
     k = [p.name for p in h.params].index(wrt)
     saved = it.f32
     it.f32 = np.float64
     try:
         xs = [np.array(a, np.float64) if a.dtype.kind == "f" else a for a in args]
+        f = lambda: float(it.run(h, xs)[0])
+        f0 = f()
         x = xs[k]
         g = np.zeros(x.shape)
         for i in np.ndindex(*x.shape):
             x0 = x[i]
             step = 1e-3 * max(1.0, abs(x0))
-            d = []
+            d, c = [], []
             for hh in (step, step / 2):
                 x[i] = x0 + hh
-                fp = float(it.run(h, xs)[0])
+                fp = f()
                 x[i] = x0 - hh
-                fm = float(it.run(h, xs)[0])
+                fm = f()
                 d.append((fp - fm) / (2 * hh))
+                c.append((fp - 2 * f0 + fm) / hh)  # the forward slope less the backward
             x[i] = x0
             r = (4 * d[1] - d[0]) / 3
-            if not abs(d[1] - d[0]) <= 1e-4 * max(1.0, abs(r)):
+            scale = max(1.0, abs(r))
+            if not abs(d[1] - d[0]) <= 1e-4 * scale or \
+                    abs(c[0]) > 1e-6 * scale and not abs(c[1]) <= 0.75 * abs(c[0]):
                 it.fragile = True
             g[i] = r
     finally:
