@@ -120,7 +120,7 @@ class Finding(Exception):
 
 
 STATS = {"adm_alloc": 0}
-ADM_LEVEL = ["-O2"]  # --adm-level, set by main
+ADM_LEVEL = ["O2"]  # --adm-level, set by main
 
 
 def run(cmd, timeout, what):
@@ -207,13 +207,6 @@ class Call:
                 if a.dtype.kind == "f" and not all(close(float(x), float(y), REF_RTOL[r.dtype] / 4)
                                                    for x, y in zip(a.ravel(), b.ravel())):
                     self.fragile = True
-
-    @property
-    def grad_name(self):
-        f = self.fn
-        if not any(r.is_float for r in f.rets):
-            return None
-        return f.name + ("_grad" if len(f.rets) == 1 and f.ret.rank == 0 else "_vjp")
 
     @property
     def diff(self):
@@ -310,72 +303,114 @@ def driver_source(entries, header):
     return "\n".join(out)
 
 
-def driver_call(entry, c, out):
-    """Appends run_F for call c to `out`; returns the line of main calling
-    it."""
-    f = c.fn
-    F = f.name
-    nres = len(f.rets)
-    outs = ["out"] if nres == 1 else ["out%d" % i for i in range(nres)]
-    seeds = [("seed" if nres == 1 else "seed%d" % i, i) for i, r in enumerate(f.rets) if r.is_float]
-    mk = lambda name, ty, data: "  int64_t s_%s[] = %s;\n  sg_tensor %s = make(%s, %d, s_%s, %s);" % (
-        name, c_shape(c.shape(ty)), name, SGDT[ty.dtype], ty.rank, name, data)
-    for p, a in zip(f.params, c.args):
-        out.append(c_array("%s_%s" % (F, p.name), CTYPE[p.ty.dtype], a))
-    for (s, i) in seeds:
-        if c.grad_name and c.grad_name.endswith("_vjp"):
-            out.append(c_array("%s_%s" % (F, s), CTYPE[f.rets[i].dtype], c.seeds[i]))
-    params = ", ".join("const sg_tensor *%s" % p.name for p in f.params)
-    pargs = ", ".join(p.name for p in f.params)
-    vjp = c.grad_name and c.grad_name.endswith("_vjp")
-    if entry.prog.smooth and c.grad_name:  # the value as a scalar: out, or the sum of <seed, out>
-        out.append("static double eval_%s(%s%s) {" % (F, params, "".join(
-            ", const sg_tensor *%s" % s for s, _ in seeds) if vjp else ""))
-        for o, r in zip(outs, f.rets):
-            out.append(mk(o, r, "NULL"))
-        out.append("  int rc = %s(%s, %s);" % (F, pargs, ", ".join("&" + o for o in outs)))
+class Ctx:
+    """What the C code of one export's run_F can use: its outputs' names,
+    `mk` (declare a tensor from data or the sentinel), the arrays of its
+    data."""
+
+    def __init__(self, c):
+        f = c.fn
+        self.F = f.name
+        nres = len(f.rets)
+        self.outs = ["out"] if nres == 1 else ["out%d" % i for i in range(nres)]
+        # seeds of the float results, numbered by result position (spec 9)
+        self.seeds = [("seed" if nres == 1 else "seed%d" % i, i) for i, r in enumerate(f.rets)
+                      if r.is_float]
+        self.mk = lambda name, ty, data: \
+            "  int64_t s_%s[] = %s;\n  sg_tensor %s = make(%s, %d, s_%s, %s);" % (
+                name, c_shape(c.shape(ty)), name, SGDT[ty.dtype], ty.rank, name, data)
+        self.args = ["&" + p.name for p in f.params]
+
+
+class EntryPoint:
+    """A derivative entry point of an export (spec section 9) that the
+    driver calls after the export itself and the checker checks. Version 3
+    adds f_jvp and f_hvp (sgc --exports=grad,jvp,hvp): one subclass each,
+    appended to ENTRY_POINTS, and the export's objects compiled with that
+    flag. What is printed under the entry's name is compared between -O0,
+    -O2, --ad-memory and the clean variant like everything else; `check`
+    adds what only this entry point means (against finite differences, or
+    against another entry point: <seed, J t> of a jvp equals <J^T seed, t>
+    of the vjp)."""
+
+    def name(self, c):
+        """Its C name for call c's export, or None (none generated)."""
+        raise NotImplementedError
+
+    def data(self, entry, c, ctx, out):
+        """Static arrays and functions it needs (file scope)."""
+
+    def c_code(self, entry, c, ctx, out):
+        """Lines of run_F: call it on c's data, status(NAME, rc, untouched),
+        print its outputs as NAME.LABEL, free what it made."""
+        raise NotImplementedError
+
+    def check(self, entry, c, lv, ok):
+        """Its own checks; lv: level -> label -> values; ok[level, name]:
+        whether that call succeeded."""
+
+
+class GradEntry(EntryPoint):
+    """f_grad (a float scalar result) or f_vjp (seeds for the float
+    results): the value again (it must equal f's) and d_ of every non-const
+    float parameter; in the smooth mode, central differences of f itself
+    (NAME.fd_p) to hold them to."""
+
+    def name(self, c):
+        f = c.fn
+        if not any(r.is_float for r in f.rets):
+            return None
+        return f.name + ("_grad" if len(f.rets) == 1 and f.ret.rank == 0 else "_vjp")
+
+    def data(self, entry, c, ctx, out):
+        if self.name(c).endswith("_vjp"):
+            for s, i in ctx.seeds:
+                out.append(c_array("%s_%s" % (ctx.F, s), CTYPE[c.fn.rets[i].dtype], c.seeds[i]))
+        if entry.prog.smooth:
+            self.eval_fn(c, ctx, out)
+
+    def eval_fn(self, c, ctx, out):
+        """eval_F: the value as one number, out itself or the sum of <seed,
+        out>, for the finite differences."""
+        f, F, vjp = c.fn, ctx.F, self.name(c).endswith("_vjp")
+        out.append("static double eval_%s(%s%s) {" % (
+            F, ", ".join("const sg_tensor *%s" % p.name for p in f.params),
+            "".join(", const sg_tensor *%s" % s for s, _ in ctx.seeds) if vjp else ""))
+        for o, r in zip(ctx.outs, f.rets):
+            out.append(ctx.mk(o, r, "NULL"))
+        out.append("  int rc = %s(%s, %s);" % (F, ", ".join(p.name for p in f.params),
+                                               ", ".join("&" + o for o in ctx.outs)))
         out.append("  double v = rc ? NAN : 0;")
-        for s, i in seeds:
-            out.append("  v += %s;" % ("dot(%s, &%s)" % (s, outs[i]) if vjp else "get(&out, 0)"))
-        out.append("  " + " ".join("free(%s.data);" % o for o in outs))
+        for s, i in ctx.seeds:
+            out.append("  v += %s;" % ("dot(%s, &%s)" % (s, ctx.outs[i]) if vjp else "get(&out, 0)"))
+        out.append("  " + " ".join("free(%s.data);" % o for o in ctx.outs))
         out.append("  return v;")
         out.append("}")
-    out.append("static void run_%s(void) {" % F)
-    for p in f.params:
-        out.append(mk(p.name, p.ty, "%s_%s" % (F, p.name)))
-    for o, r in zip(outs, f.rets):
-        out.append(mk(o, r, "NULL"))
-    out.append('  int rc = %s(%s, %s);' % (F, ", ".join("&" + p.name for p in f.params),
-                                           ", ".join("&" + o for o in outs)))
-    out.append('  status("%s", rc, %s);' % (F, " && ".join("untouched(&%s)" % o for o in outs)))
-    out.append("  if (rc == SG_OK) {")
-    for o in outs:
-        out.append('    print("%s.%s", &%s);' % (F, o, o))
-    out.append("  }")
-    if c.grad_name:
-        gouts = ["g" + o for o in outs]
+
+    def c_code(self, entry, c, ctx, out):
+        f, F, G = c.fn, ctx.F, self.name(c)
+        vjp = G.endswith("_vjp")
+        seeds = [s for s, _ in ctx.seeds] if vjp else []
+        gouts = ["g" + o for o in ctx.outs]
         for o, r in zip(gouts, f.rets):
-            out.append(mk(o, r, "NULL"))
-        if vjp:
-            for s, i in seeds:
-                out.append(mk(s, f.rets[i], "%s_%s" % (F, s)))
+            out.append(ctx.mk(o, r, "NULL"))
+        for s, i in ctx.seeds if vjp else []:
+            out.append(ctx.mk(s, f.rets[i], "%s_%s" % (F, s)))
         for p in c.diff:
-            out.append(mk("d_" + p.name, p.ty, "NULL"))
-        gargs = ["&" + p.name for p in f.params] + (["&" + s for s, _ in seeds] if vjp else []) + \
-            ["&" + o for o in gouts] + ["&d_" + p.name for p in c.diff]
+            out.append(ctx.mk("d_" + p.name, p.ty, "NULL"))
         written = gouts + ["d_" + p.name for p in c.diff]
-        out.append("  rc = %s(%s);" % (c.grad_name, ", ".join(gargs)))
-        out.append('  status("%s", rc, %s);' % (c.grad_name,
-                                                " && ".join("untouched(&%s)" % w for w in written)))
+        out.append("  rc = %s(%s);" % (G, ", ".join(ctx.args + ["&" + s for s in seeds] +
+                                                   ["&" + w for w in written])))
+        out.append('  status("%s", rc, %s);' % (G, " && ".join("untouched(&%s)" % w
+                                                               for w in written)))
         out.append("  if (rc == SG_OK) {")
-        for o, go in zip(outs, gouts):
-            out.append('    print("%s.%s", &%s);' % (c.grad_name, o, go))
+        for o, go in zip(ctx.outs, gouts):
+            out.append('    print("%s.%s", &%s);' % (G, o, go))
         for p in c.diff:
-            out.append('    print("%s.d_%s", &d_%s);' % (c.grad_name, p.name, p.name))
+            out.append('    print("%s.d_%s", &d_%s);' % (G, p.name, p.name))
         out.append("  }")
         if entry.prog.smooth:
-            ev = "eval_%s(%s%s)" % (F, ", ".join("&" + p.name for p in f.params),
-                                    "".join(", &" + s for s, _ in seeds) if vjp else "")
+            ev = "eval_%s(%s)" % (F, ", ".join(ctx.args + ["&" + s for s in seeds]))
             out.append("  if (rc == SG_OK) {")
             for p in c.diff:
                 out.append("  for (int64_t i = 0; i < count(&%s); i++) {" % p.name)
@@ -395,12 +430,58 @@ def driver_call(entry, c, out):
                 out.append("    double r = (4 * d[1] - d[0]) / 3;")
                 out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) r = NAN;")
                 out.append('    printf("%s.fd_%s %%lld %%.17g\\n", (long long)i, r);'
-                           % (c.grad_name, p.name))
+                           % (G, p.name))
                 out.append("  }")
             out.append("  }")
-        for w in written + ([s for s, _ in seeds] if vjp else []):
+        for w in written + seeds:
             out.append("  free(%s.data);" % w)
-    out.append("  " + " ".join("free(%s.data);" % n for n in [p.name for p in f.params] + outs))
+
+    def check(self, entry, c, lv, ok):
+        F, G = c.fn.name, self.name(c)
+        for lvl in ("O0", "O2"):
+            v = lv.get(lvl)
+            if v is None or not ok[lvl, G]:
+                continue
+            for o in Ctx(c).outs:
+                compare(v.get("%s.%s" % (F, o), []), v.get("%s.%s" % (G, o), []),
+                        OPT_RTOL, "-%s: the results of %s and of %s" % (lvl, F, G))
+            if entry.prog.smooth:
+                for p in c.diff:
+                    compare(v.get("%s.d_%s" % (G, p.name), []), v.get("%s.fd_%s" % (G, p.name), []),
+                            FD_RTOL, "-%s: d_%s of %s and the finite difference"
+                            % (lvl, p.name, F), finite_only=True)
+
+
+ENTRY_POINTS = [GradEntry()]
+
+
+def driver_call(entry, c, out):
+    """Appends run_F for call c to `out` (F's own call, then each entry
+    point's); returns the line of main calling it."""
+    f, ctx = c.fn, Ctx(c)
+    F = ctx.F
+    for p, a in zip(f.params, c.args):
+        out.append(c_array("%s_%s" % (F, p.name), CTYPE[p.ty.dtype], a))
+    eps = [ep for ep in ENTRY_POINTS if ep.name(c)]
+    for ep in eps:
+        ep.data(entry, c, ctx, out)
+    out.append("static void run_%s(void) {" % F)
+    for p in f.params:
+        out.append(ctx.mk(p.name, p.ty, "%s_%s" % (F, p.name)))
+    for o, r in zip(ctx.outs, f.rets):
+        out.append(ctx.mk(o, r, "NULL"))
+    out.append('  int rc = %s(%s, %s);' % (F, ", ".join(ctx.args),
+                                           ", ".join("&" + o for o in ctx.outs)))
+    out.append('  status("%s", rc, %s);' % (F, " && ".join("untouched(&%s)" % o
+                                                           for o in ctx.outs)))
+    out.append("  if (rc == SG_OK) {")
+    for o in ctx.outs:
+        out.append('    print("%s.%s", &%s);' % (F, o, o))
+    out.append("  }")
+    for ep in eps:
+        ep.c_code(entry, c, ctx, out)
+    out.append("  " + " ".join("free(%s.data);" % n for n in [p.name for p in f.params] +
+                               ctx.outs))
     out.append("}")
     out.append("")
     return "  run_%s();" % F
@@ -477,9 +558,10 @@ def check_call(entry, c, outs):
     if c.broken:
         raise Finding("the reference failed (a bug of tools/gen_programs.py or "
                       "tools/sg_interp.py): %s" % c.broken)
+    eps = [ep for ep in ENTRY_POINTS if ep.name(c)]
+    names = [F] + [ep.name(c) for ep in eps]
     lv = {lvl: parse(text) for lvl, text in outs.items()}
-    mine = lambda v: {k: x for k, x in v.items() if k.split(".")[0] in (F, c.grad_name)}
-    lv = {lvl: mine(v) for lvl, v in lv.items()}
+    lv = {lvl: {k: x for k, x in v.items() if k.split(".")[0] in names} for lvl, v in lv.items()}
     want_error = None if c.fragile else c.error
     ok = {}
     levels = [lvl for lvl in ("O0", "O2", "adm") if lvl in lv]
@@ -489,60 +571,41 @@ def check_call(entry, c, outs):
         if c.fragile:  # the reference's decision could go the other way: levels agree
             want_error = None if int(lv[base][F + ".rc"][0]) == SG_OK else "as at " + base
         dead = c.dead and not c.fragile
-        ok[lvl, F] = check_status(v, F, want_error, lvl, F, dead)
-        if c.grad_name:
-            ok[lvl, c.grad_name] = check_status(v, c.grad_name, want_error, lvl, F, dead)
+        for name in names:
+            ok[lvl, name] = check_status(v, name, want_error, lvl, F, dead)
     if not ok[base, F]:
         return
-    nres = len(f.rets)
-    outs_ = ["out"] if nres == 1 else ["out%d" % i for i in range(nres)]
-    v0, v2, va = lv.get("O0"), lv.get("O2"), lv.get("adm")
-    values = lambda label: label.endswith((".msg", ".rc", ".untouched")) or ".fd_" in label
+    v0, va = lv.get("O0"), lv.get("adm")
+    values = lambda label: not (label.endswith((".msg", ".rc", ".untouched")) or ".fd_" in label)
     # the reference
     if c.values is not None and not c.fragile:
-        for o, r, want in zip(outs_, f.rets, c.values):
+        for o, r, want in zip(Ctx(c).outs, f.rets, c.values):
             compare(lv[base].get("%s.%s" % (F, o), []), [float(x) for x in np.ravel(want)],
                     REF_RTOL.get(r.dtype, 0), "-%s %s.%s and the reference (tools/sg_interp.py)"
                     % (base, F, o))
-    # -O0 against -O2, the value against the gradient function's
-    if v0 is not None and v2 is not None:
-        for label in sorted(set(v0) | set(v2)):
-            if not values(label):
-                compare(v0.get(label, []), v2.get(label, []), OPT_RTOL,
+    # -O0 against -O2, everything printed
+    if v0 is not None and "O2" in lv:
+        for label in sorted(set(v0) | set(lv["O2"])):
+            if values(label):
+                compare(v0.get(label, []), lv["O2"].get(label, []), OPT_RTOL,
                         "-O0 and -O2 results for %s" % label)
-    lv_O = [(lv[x], "-" + x) for x in ("O0", "O2") if x in lv]
-    for v, lvl in lv_O:
-        if c.grad_name and ok[lvl[1:], c.grad_name]:
-            for o in outs_:
-                compare(v.get("%s.%s" % (F, o), []), v.get("%s.%s" % (c.grad_name, o), []),
-                        OPT_RTOL, "%s: the results of %s and of %s" % (lvl, F, c.grad_name))
     # --ad-memory: the same bits as without it, at its -O level
-    vd = lv.get(ADM_LEVEL[0][1:])
+    vd = lv.get(ADM_LEVEL[0])
     if va is not None and vd is not None:
         for label in sorted(vd):
-            if values(label):
-                continue
-            if label.startswith(c.grad_name or "\0") and not ok["adm", c.grad_name]:
-                continue
-            compare(va.get(label, []), vd[label], 0, "--ad-memory and default results for %s"
-                    % label, exact=True)
-    # finite differences
-    if entry.prog.smooth and c.grad_name:
-        for v, lvl in lv_O:
-            for p in c.diff:
-                compare(v.get("%s.d_%s" % (c.grad_name, p.name), []),
-                        v.get("%s.fd_%s" % (c.grad_name, p.name), []),
-                        FD_RTOL, "%s: d_%s of %s and the finite difference"
-                        % (lvl, p.name, F), finite_only=True)
+            if values(label) and ok["adm", label.split(".")[0]]:
+                compare(va.get(label, []), vd[label], 0, "--ad-memory and default results for %s"
+                        % label, exact=True)
+    for ep in eps:
+        ep.check(entry, c, lv, ok)
     # the clean variant
     if "clean" in lv and v0 is not None:
         vc = lv["clean"]
         for label in sorted(vc):
-            if ".fd_" in label or label.endswith((".msg", ".untouched")):
-                continue
-            compare(v0.get(label, []), vc[label], OPT_RTOL,
-                    "%s of the program and of its clean variant (poison and zero factors "
-                    "replaced)" % label, exact_zero=True)
+            if values(label) or label.endswith(".rc"):
+                compare(v0.get(label, []), vc[label], OPT_RTOL,
+                        "%s of the program and of its clean variant (poison and zero factors "
+                        "replaced)" % label, exact_zero=True)
 
 
 # ---- groups of programs ----
@@ -596,7 +659,7 @@ def build_and_run(group, numeric, a, d):
     if "O0" in levels:
         run(sgc + [src, "-O0", "-o", os.path.join(d, "O0.o")], a.timeout, "sgc -O0")
     if "adm" in levels:
-        run(sgc + [src, a.adm_level, "--ad-memory=%s" % a.ad_memory, "-o",
+        run(sgc + [src, "-" + a.adm_level, "--ad-memory=%s" % a.ad_memory, "-o",
                    os.path.join(d, "adm.o")], a.timeout, "sgc --ad-memory=%s" % a.ad_memory)
     if "clean" in a.levels and any(e.prog.marks for e in group):
         with open(clean, "w") as f:
@@ -686,9 +749,9 @@ def add_args(ap):
                     help="probability of binding a symbolic size to 0 (empty tensors)")
     ap.add_argument("--ad-memory", default="512",
                     help="the --ad-memory=SIZE checked against the default (default 512)")
-    ap.add_argument("--adm-level", default="-O2", choices=["-O0", "-O2"],
+    ap.add_argument("--adm-level", default="O2", choices=["O0", "O2"],
                     help="the -O level of the --ad-memory object, compared with the same level "
-                    "without it (default -O2; -O0 costs a tenth: LLVM's -O2 is most of the time)")
+                    "without it (default O2; O0 costs a tenth: LLVM's -O2 is most of the time)")
     ap.add_argument("--without", default="",
                     help="constructs to leave out (gen_programs features, comma-separated)")
     ap.add_argument("--levels", default="O0,O2,adm,clean", type=lambda x: set(x.split(",")),

@@ -43,7 +43,7 @@ import gen_programs as G  # noqa: E402
 def levels_for(msg):
     """The levels a finding needs (check_random --levels)."""
     first = msg.strip().splitlines()[0] if msg.strip() else ""
-    adm = "%s,adm" % C.ADM_LEVEL[0][1:]
+    adm = "%s,adm" % C.ADM_LEVEL[0]
     for key, levels in (("--ad-memory", adm), ("clean variant", "O0,clean"),
                         ("-O0 and -O2", "O0,O2"), ("adm:", adm), ("O0:", "O0"),
                         ("O2:", "O2"), ("-O0 ", "O0"), ("-O2 ", "O2")):
@@ -313,7 +313,7 @@ def main():
     with open(os.path.join(out, "repro.sh"), "w") as f:
         f.write("#!/bin/sh\n# seed %d%s, minimized; rerun the check of this program\n"
                 "cd \"$(dirname \"$0\")\"\n%s prog.sg -o O2.o --header prog.h && "
-                "%s prog.sg -O0 -o O0.o && %s prog.sg %s --ad-memory=%s -o adm.o || exit\n"
+                "%s prog.sg -O0 -o O0.o && %s prog.sg -%s --ad-memory=%s -o adm.o || exit\n"
                 "[ -f driver.c ] || exit 0\n%s -I. driver.c O0.o -o run-O0 %s && ./run-O0 > O0.txt\n"
                 "%s -I. driver.c O2.o -o run-O2 %s && ./run-O2 > O2.txt\n"
                 "%s -I. driver.c adm.o -o run-adm %s && ./run-adm > adm.txt\n" % (
