@@ -190,6 +190,10 @@ static void use_block(Function *f, Inst *last) {
       for (int r = 0; r < op->nregions && op->op != OP_custom; r++)
         if (op->op == OP_if || r == op->nregions - 1)
           op->regions[r].yields[i->index]->aux = f;
+      /* after zero iterations (a while: when its condition fails) the
+       * result is the carried value itself, whatever the body does */
+      if (op->op != OP_if && op->op != OP_custom)
+        state_param(op, loop_body(op), i->index)->aux = f;
       continue;
     }
     if (i->nregions) {

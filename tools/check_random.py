@@ -112,6 +112,8 @@ KNOWN = [
      ("slice_runtime",), r"the length of this slice is not known at compile time"),
     ("findings-28 F4: a loop whose carried state is empty fails to push on its tape",
      ("for", "while"), r"cannot allocate memory for the loop's tape \(it holds 0 bytes\)"),
+    ("findings-28 F6: an indexed update of an empty tensor does not check its position",
+     ("index",), r"returned 0, expected 7 \(SG_ERR_INDEX: index -?\d+ out of range for 0\)"),
 ]
 
 
