@@ -26,8 +26,14 @@ bound to 0..4, never below what the program's slices need; floats in
         and each export's value equals its gradient function's;
       - --ad-memory gives the same bits as the default (or SG_ERR_ALLOC
         with nothing written, where one iteration does not fit);
-  * for smooth programs (all f64), that each gradient matches a central
-    difference (Richardson-extrapolated, step 1e-3) to 1e-6 relative,
+      - with --exports jvp (version 3, sgc --exports=grad,jvp,hvp): the
+        whole Jacobian by forward mode (f_jvp, a column per basis tangent)
+        equals the one by reverse mode (f_grad/f_vjp, a row per basis
+        seed), f_jvp's value f's; with hvp, f_hvp's value and gradient
+        equal f_grad's (ENTRY_POINTS below);
+  * for smooth programs (all f64), that each gradient, <seed, f_jvp's
+    tangent> and f_hvp's Hessian-vector product match a central difference
+    (of f, of f_grad; Richardson-extrapolated) to 1e-6 relative,
     where the two steps agree to 1e-4 (they do not for cos of a large
     argument, which oscillates faster than the steps resolve);
   * the exactness rules (spec section 7): the program's clean variant
@@ -80,6 +86,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPT_RTOL = 1e-5
 FD_RTOL = 1e-6
 REF_RTOL = {"f64": 1e-7, "f32": 2e-3}
+LOOSE = 100  # REF_RTOL's factor where the reference took second differences
 SG_OK, SG_ERR_ALLOC, SG_ERR_INDEX = 0, 6, 7
 SENTINEL = 7777.0  # every output is filled with it before a call
 
@@ -89,10 +96,14 @@ SENTINEL = 7777.0  # every output is filled with it before a call
 ALLOWED = [
     ("second order through loops or branches refused with a clear error (spec 6)",
      ("grad_of_loops_2nd",), r"error: grad\(.*second order.*not implemented"),
+    ("reverse over reverse through a loop refused, naming jvp(grad(...)) (spec 6b)",
+     ("transform_of_loops_2nd",),
+     r"error: reverse mode cannot differentiate a gradient through a loop again"),
 ]
 # Open issues: failures that are known and being fixed, counted apart
-# from new findings (what, constructs, regular expression). Remove an
-# entry when its fix lands.
+# from new findings (what, constructs one of which the program must use, or
+# () for any program, regular expression). Remove an entry when its fix
+# lands.
 KNOWN = [
     ("issue 28 item 1: a slice inside a loop", ("slice", "derived_size"), r"symbol .* not bound"),
     ("issue 28 item 2: a scatter (or a gather's adjoint) inside a loop",
@@ -112,6 +123,8 @@ KNOWN = [
      ("slice_runtime",), r"the length of this slice is not known at compile time"),
     ("findings-28 F4: a loop whose carried state is empty fails to push on its tape",
      ("for", "while"), r"cannot allocate memory for the loop's tape \(it holds 0 bytes\)"),
+    ("findings-28 F7: the tangent of a max/min reduction over an empty axis is NaN (deriv29)",
+     (), r"by forward mode \(columns.* differ at element \d+: nan vs (?!nan)"),
     ("findings-28 F6: an indexed update of an empty tensor does not check its position",
      ("index",), r"returned 0, expected 7 \(SG_ERR_INDEX: index -?\d+ out of range for 0\)"),
 ]
@@ -177,8 +190,14 @@ class Call:
         self.seeds = [np.array([rng.uniform(-1, 1) for _ in range(int(np.prod(conc(r))))],
                                sg_interp.DT[r.dtype]).reshape(conc(r)) if r.is_float else None
                       for r in fn.rets]
+        # tangents (f_jvp) and Hessian vectors (f_hvp) of the differentiable
+        # parameters, from an rng of their own: the data above stay as they were
+        trng = random.Random("%s %s" % (fn.name, sorted(sizes.items())))
+        self.tangents = [np.array([trng.uniform(-1, 1) for _ in range(int(np.prod(conc(p.ty))))],
+                                  sg_interp.DT[p.ty.dtype]).reshape(conc(p.ty))
+                         for p in self.diff]
         self.values = self.error = self.broken = None
-        self.fragile = self.dead = False
+        self.fragile = self.dead = self.loose = False
 
     def reference(self, prog):
         """The reference run, and a second one with wider floats: where
@@ -196,7 +215,7 @@ class Call:
                 self.broken = "%s: %s" % (type(err).__name__, err)
                 return
             if not wide:
-                self.fragile = it.fragile
+                self.fragile, self.loose = it.fragile, it.loose
         (kind, out), (kind2, out2) = runs
         if kind == "error":
             self.error, self.dead = str(out), out.dead
@@ -206,9 +225,14 @@ class Call:
             self.fragile = True
         elif kind == "ok":
             for r, a, b in zip(self.fn.rets, out, out2):
-                if a.dtype.kind == "f" and not all(close(float(x), float(y), REF_RTOL[r.dtype] / 4)
+                if a.dtype.kind == "f" and not all(close(float(x), float(y), self.rtol(r) / 4)
                                                    for x, y in zip(a.ravel(), b.ravel())):
                     self.fragile = True
+
+    def rtol(self, r):
+        """How close result r must be to the reference (wider where the
+        reference took second differences)."""
+        return REF_RTOL[r.dtype] * (LOOSE if self.loose else 1)
 
     @property
     def diff(self):
@@ -454,7 +478,255 @@ class GradEntry(EntryPoint):
                             % (lvl, p.name, F), finite_only=True)
 
 
-ENTRY_POINTS = [GradEntry()]
+def shift_code(c, ctx, vec, step, out):
+    """C lines setting every differentiable parameter to its data plus
+    `step` times its vector `vec`_p (the direction of a finite difference)."""
+    for p in c.diff:
+        out.append("    for (int64_t i = 0; i < count(&%s); i++) set(&%s, i, %s_%s[i] + (%s) * "
+                   "get(&%s_%s, i));" % (p.name, p.name, ctx.F, p.name, step, vec, p.name))
+
+
+def tangent_data(c, ctx, vec, out):
+    """Static arrays of c's tangents (one per differentiable parameter)."""
+    for p, t in zip(c.diff, c.tangents):
+        out.append(c_array("%s_%s_%s" % (ctx.F, vec, p.name), CTYPE[p.ty.dtype], t))
+
+
+class JvpEntry(EntryPoint):
+    """f_jvp (sgc --exports=...,jvp): the value again and the tangent of
+    every float result along the call's tangents (NAME.t_out); the whole
+    Jacobian by columns (f_jvp with each basis tangent, NAME.Jf) and by rows
+    (f_grad / f_vjp with each basis seed, NAME.Jr), which must be equal
+    (spec section 7, v3: up to the order of sums); in the smooth mode,
+    <seed, J t> against central differences of f along t."""
+
+    def name(self, c):
+        if not c.diff or not any(r.is_float for r in c.fn.rets):
+            return None
+        return c.fn.name + "_jvp"
+
+    def data(self, entry, c, ctx, out):
+        tangent_data(c, ctx, "t", out)
+
+    def c_code(self, entry, c, ctx, out):
+        f, F, J = c.fn, ctx.F, self.name(c)
+        G = GradEntry().name(c)
+        rets = [(o, r) for o, r in zip(ctx.outs, f.rets) if r.is_float]
+        for p in c.diff:
+            out.append(ctx.mk("t_" + p.name, p.ty, "%s_t_%s" % (F, p.name)))
+        jouts = ["j" + o for o in ctx.outs]
+        touts = ["t_" + o for o, _ in rets]
+        for o, r in zip(jouts, f.rets):
+            out.append(ctx.mk(o, r, "NULL"))
+        for (o, r), t in zip(rets, touts):
+            out.append(ctx.mk(t, r, "NULL"))
+        call = "%s(%s)" % (J, ", ".join(ctx.args + ["&t_" + p.name for p in c.diff] +
+                                         ["&" + x for x in jouts + touts]))
+        out.append("  rc = %s;" % call)
+        out.append('  status("%s", rc, %s);' % (J, " && ".join("untouched(&%s)" % x
+                                                               for x in jouts + touts)))
+        out.append("  if (rc == SG_OK) {")
+        for o, jo in zip(ctx.outs, jouts):
+            out.append('    print("%s.%s", &%s);' % (J, o, jo))
+        for t in touts:
+            out.append('    print("%s.%s", &%s);' % (J, t, t))
+        if entry.prog.smooth:  # <seed, J t> and the central difference of <seed, f> along t
+            vjp = G.endswith("_vjp")
+            out.append("    double dt = 0, d[2];")
+            for (o, r), t in zip(rets, touts):
+                seed = [s for s, i in ctx.seeds if ctx.outs[i] == o][0]
+                out.append("    for (int64_t k = 0; k < count(&%s); k++) dt += %s;" % (
+                    t, "%s_%s[k] * get(&%s, k)" % (F, seed, t) if vjp else "get(&%s, k)" % t))
+                if vjp:
+                    out.append("  " + ctx.mk("e" + seed, r, "%s_%s" % (F, seed)).replace(
+                        "\\n", "\\n  "))
+            out.append('    printf("%s.dot 0 %%.17g\\n", dt);' % J)
+            ev = "eval_%s(%s)" % (F, ", ".join(ctx.args + ["&e" + s for s, _ in ctx.seeds
+                                                           if vjp]))
+            out.append("    for (int s = 0; s < 2; s++) {")
+            out.append("      double h = 1e-4 / (1 << s);")
+            shift_code(c, ctx, "t", "h", out)
+            out.append("      double fp = %s;" % ev)
+            shift_code(c, ctx, "t", "-h", out)
+            out.append("      d[s] = (fp - %s) / (2 * h);" % ev)
+            shift_code(c, ctx, "t", "0", out)
+            out.append("    }")
+            out.append("    double r = (4 * d[1] - d[0]) / 3;")
+            out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) r = NAN;")
+            out.append('    printf("%s.fd_dot 0 %%.17g\\n", r);' % J)
+            if vjp:
+                out.append("    " + " ".join("free(e%s.data);" % s for s, _ in ctx.seeds))
+        # the Jacobian, R rows (the float results' elements) by C columns
+        out.append("    int64_t R = %s, C = %s, col = 0, jfail = 0;" % (
+            " + ".join("count(&%s)" % t for t in touts),
+            " + ".join("count(&%s)" % p.name for p in c.diff)))
+        out.append("    double *Jf = calloc((size_t)(R * C + 1), sizeof(double));")
+        out.append("    double *Jr = calloc((size_t)(R * C + 1), sizeof(double));")
+        for p in c.diff:  # columns: a basis tangent each
+            out.append("    for (int64_t i = 0; i < count(&%s); i++, col++) {" % p.name)
+            for q in c.diff:
+                out.append("      for (int64_t k = 0; k < count(&t_%s); k++) set(&t_%s, k, "
+                           "k == i && %d);" % (q.name, q.name, q is p))
+            out.append("      int rc2 = %s;" % call)
+            out.append("      if (rc2) jfail = rc2;")
+            out.append("      int64_t row = 0;")
+            for t in touts:
+                out.append("      for (int64_t k = 0; k < count(&%s); k++) Jf[col * R + row++] = "
+                           "get(&%s, k);" % (t, t))
+            out.append("    }")
+        # rows: a basis seed each (f_grad: the one row)
+        gouts = ["jg" + o for o in ctx.outs]
+        for o, r in zip(gouts, f.rets):
+            out.append("  " + ctx.mk("" + o, r, "NULL").replace("\n", "\n  "))
+        for p in c.diff:
+            out.append("  " + ctx.mk("jd_" + p.name, p.ty, "NULL").replace("\n", "\n  "))
+        seeds = []
+        if G.endswith("_vjp"):
+            for s, i in ctx.seeds:
+                out.append("  " + ctx.mk("j" + s, f.rets[i], "NULL").replace("\n", "\n  "))
+                seeds.append("j" + s)
+        gcall = "%s(%s)" % (G, ", ".join(ctx.args + ["&" + x for x in seeds + gouts] +
+                                         ["&jd_" + p.name for p in c.diff]))
+        out.append("    for (int64_t row = 0; row < R; row++) {")
+        if seeds:
+            out.append("      int64_t k0 = 0;")
+            for x in seeds:
+                out.append("      for (int64_t k = 0; k < count(&%s); k++, k0++) set(&%s, k, "
+                           "k0 == row);" % (x, x))
+        out.append("      int rc2 = %s;" % gcall)
+        out.append("      if (rc2) jfail = rc2;")
+        out.append("      col = 0;")
+        for p in c.diff:
+            out.append("      for (int64_t k = 0; k < count(&jd_%s); k++) Jr[col++ * R + row] = "
+                       "get(&jd_%s, k);" % (p.name, p.name))
+        out.append("    }")
+        out.append("    if (jfail) {")
+        out.append('      printf("%s.jfail 0 %%d\\n", (int)jfail);' % J)
+        out.append("    } else {")
+        out.append("      for (int64_t k = 0; k < R * C; k++) {")
+        out.append('        printf("%s.Jf %%lld %%.17g\\n", (long long)k, Jf[k]);' % J)
+        out.append('        printf("%s.Jr %%lld %%.17g\\n", (long long)k, Jr[k]);' % J)
+        out.append("      }")
+        out.append("    }")
+        out.append("    free(Jf); free(Jr);")
+        out.append("    " + " ".join("free(%s.data);" % x for x in
+                                     gouts + seeds + ["jd_" + p.name for p in c.diff]))
+        out.append("  }")
+        out.append("  " + " ".join("free(%s.data);" % x for x in
+                                   jouts + touts + ["t_" + p.name for p in c.diff]))
+
+    def check(self, entry, c, lv, ok):
+        F, J = c.fn.name, self.name(c)
+        for lvl, v in lv.items():
+            if not ok.get((lvl, J)):
+                continue
+            fail = v.get(J + ".jfail")
+            if fail and not (lvl == "adm" and int(fail[0]) == SG_ERR_ALLOC):
+                raise Finding("%s: a call of %s with a basis vector returned %d where the call "
+                              "with the random tangent succeeded" % (lvl, J, int(fail[0])))
+            for o in Ctx(c).outs:
+                compare(v.get("%s.%s" % (F, o), []), v.get("%s.%s" % (J, o), []),
+                        OPT_RTOL, "-%s: the results of %s and of %s" % (lvl, F, J))
+            if not fail:
+                compare(v.get(J + ".Jf", []), v.get(J + ".Jr", []), OPT_RTOL,
+                        "%s: the Jacobians of %s by forward mode (columns, %s) and by reverse "
+                        "mode (rows, %s)" % (lvl, F, J, GradEntry().name(c)))
+            if entry.prog.smooth and lvl in ("O0", "O2"):
+                compare(v.get(J + ".dot", []), v.get(J + ".fd_dot", []), FD_RTOL,
+                        "-%s: <seed, tangent> of %s and its finite difference along the "
+                        "tangent" % (lvl, J), finite_only=True)
+
+
+class HvpEntry(EntryPoint):
+    """f_hvp (sgc --exports=...,hvp; scalar exports): the value and the
+    gradient again (they must equal f_grad's) and the Hessian times the
+    call's vectors (NAME.hv_p); in the smooth mode, central differences of
+    f_grad along those vectors (NAME.fd_hv_p)."""
+
+    def name(self, c):
+        f = c.fn
+        if not c.diff or len(f.rets) != 1 or f.ret.rank or not f.ret.is_float:
+            return None
+        return f.name + "_hvp"
+
+    def data(self, entry, c, ctx, out):
+        tangent_data(c, ctx, "v", out)
+
+    def c_code(self, entry, c, ctx, out):
+        f, F, H, G = c.fn, ctx.F, self.name(c), c.fn.name + "_grad"
+        for p in c.diff:
+            out.append(ctx.mk("v_" + p.name, p.ty, "%s_v_%s" % (F, p.name)))
+            out.append(ctx.mk("hd_" + p.name, p.ty, "NULL"))
+            out.append(ctx.mk("hv_" + p.name, p.ty, "NULL"))
+        out.append(ctx.mk("hout", f.ret, "NULL"))
+        written = ["hout"] + ["hd_" + p.name for p in c.diff] + ["hv_" + p.name for p in c.diff]
+        out.append("  rc = %s(%s);" % (H, ", ".join(ctx.args + ["&v_" + p.name for p in c.diff] +
+                                                  ["&" + x for x in written])))
+        out.append('  status("%s", rc, %s);' % (H, " && ".join("untouched(&%s)" % x
+                                                               for x in written)))
+        out.append("  if (rc == SG_OK) {")
+        out.append('    print("%s.out", &hout);' % H)
+        for p in c.diff:
+            out.append('    print("%s.d_%s", &hd_%s);' % (H, p.name, p.name))
+            out.append('    print("%s.hv_%s", &hv_%s);' % (H, p.name, p.name))
+        if entry.prog.smooth:  # the gradient's central difference along v
+            out.append("  " + ctx.mk("fo", f.ret, "NULL").replace("\n", "\n  "))
+            for p in c.diff:
+                for k in ("p", "m"):
+                    out.append("  " + ctx.mk("f%s_%s" % (k, p.name), p.ty, "NULL").replace("\n", "\n  "))
+                out.append("    double *d_%s = calloc((size_t)(2 * count(&%s) + 1), "
+                           "sizeof(double));" % (p.name, p.name))
+            gargs = lambda k: ", ".join(ctx.args + ["&fo"] + ["&f%s_%s" % (k, p.name)
+                                                              for p in c.diff])
+            out.append("    int bad = 0;")
+            out.append("    for (int s = 0; s < 2; s++) {")
+            out.append("      double h = 1e-4 / (1 << s);")
+            shift_code(c, ctx, "v", "h", out)
+            out.append("      bad |= %s(%s);" % (G, gargs("p")))
+            shift_code(c, ctx, "v", "-h", out)
+            out.append("      bad |= %s(%s);" % (G, gargs("m")))
+            shift_code(c, ctx, "v", "0", out)
+            for p in c.diff:
+                out.append("      for (int64_t i = 0; i < count(&%s); i++) d_%s[2 * i + s] = "
+                           "(get(&fp_%s, i) - get(&fm_%s, i)) / (2 * h);" % ((p.name,) * 4))
+            out.append("    }")
+            for p in c.diff:
+                out.append("    for (int64_t i = 0; i < count(&%s); i++) {" % p.name)
+                out.append("      double *d = d_%s + 2 * i, r = (4 * d[1] - d[0]) / 3;" % p.name)
+                out.append("      if (bad || !(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) "
+                           "r = NAN;")
+                out.append('      printf("%s.fd_hv_%s %%lld %%.17g\\n", (long long)i, r);'
+                           % (H, p.name))
+                out.append("    }")
+                out.append("    free(d_%s); free(fp_%s.data); free(fm_%s.data);" % ((p.name,) * 3))
+            out.append("    free(fo.data);")
+        out.append("  }")
+        out.append("  " + " ".join("free(%s.data);" % x for x in
+                                   written + ["v_" + p.name for p in c.diff]))
+
+    def check(self, entry, c, lv, ok):
+        F, H, G = c.fn.name, self.name(c), c.fn.name + "_grad"
+        for lvl, v in lv.items():
+            if not ok.get((lvl, H)) or not ok.get((lvl, G)):
+                continue
+            compare(v.get(F + ".out", []), v.get(H + ".out", []), OPT_RTOL,
+                    "-%s: the results of %s and of %s" % (lvl, F, H))
+            for p in c.diff:
+                compare(v.get("%s.d_%s" % (G, p.name), []), v.get("%s.d_%s" % (H, p.name), []),
+                        OPT_RTOL, "-%s: d_%s of %s and of %s" % (lvl, p.name, G, H))
+                if entry.prog.smooth and lvl in ("O0", "O2"):
+                    compare(v.get("%s.hv_%s" % (H, p.name), []),
+                            v.get("%s.fd_hv_%s" % (H, p.name), []), FD_RTOL,
+                            "-%s: hv_%s of %s and the finite difference of %s"
+                            % (lvl, p.name, H, G), finite_only=True)
+
+
+ENTRY_POINTS = {"grad": GradEntry(), "jvp": JvpEntry(), "hvp": HvpEntry()}
+EXPORTS = ["grad"]  # --exports, set by main: the entry points compiled and checked
+
+
+def entry_points(c):
+    return [ENTRY_POINTS[x] for x in EXPORTS if ENTRY_POINTS[x].name(c)]
 
 
 def driver_call(entry, c, out):
@@ -464,7 +736,7 @@ def driver_call(entry, c, out):
     F = ctx.F
     for p, a in zip(f.params, c.args):
         out.append(c_array("%s_%s" % (F, p.name), CTYPE[p.ty.dtype], a))
-    eps = [ep for ep in ENTRY_POINTS if ep.name(c)]
+    eps = entry_points(c)
     for ep in eps:
         ep.data(entry, c, ctx, out)
     out.append("static void run_%s(void) {" % F)
@@ -538,14 +810,14 @@ def check_status(v, label, want_error, lvl, fname, dead=False):
         raise Finding("%s: %s returned 0 where the reference reports SG_ERR_INDEX (%s) in code "
                       "whose value is unused (spec 6, v3: reported whether or not the value is "
                       "used)" % (lvl, label, want_error))
-    if rc == SG_ERR_ALLOC and lvl == "adm" and label.endswith(("_grad", "_vjp")) and not want_error:
+    if rc == SG_ERR_ALLOC and lvl == "adm" and label.endswith(("_grad", "_vjp", "_hvp")) and not want_error:
         STATS["adm_alloc"] += 1  # one iteration does not fit in --ad-memory: allowed
-    if rc == SG_ERR_ALLOC and lvl == "adm" and label.endswith(("_grad", "_vjp")) or rc == want:
+    if rc == SG_ERR_ALLOC and lvl == "adm" and label.endswith(("_grad", "_vjp", "_hvp")) or rc == want:
         if rc != SG_OK:
             if v.get(label + ".untouched") != [1.0]:
                 raise Finding("%s: %s returned %d but wrote an output" % (lvl, label, rc))
             msg = v.get(label + ".msg", [""])[0]
-            if not re.match(r"%s(_grad|_vjp)?: prog\.sg:\d+: " % re.escape(fname), msg):
+            if not re.match(r"%s(_grad|_vjp|_jvp|_hvp)?: prog\.sg:\d+: " % re.escape(fname), msg):
                 raise Finding("%s: %s's error message does not name the function and the "
                               "file: %r" % (lvl, label, msg))
         return rc == SG_OK
@@ -560,7 +832,7 @@ def check_call(entry, c, outs):
     if c.broken:
         raise Finding("the reference failed (a bug of tools/gen_programs.py or "
                       "tools/sg_interp.py): %s" % c.broken)
-    eps = [ep for ep in ENTRY_POINTS if ep.name(c)]
+    eps = entry_points(c)
     names = [F] + [ep.name(c) for ep in eps]
     lv = {lvl: parse(text) for lvl, text in outs.items()}
     lv = {lvl: {k: x for k, x in v.items() if k.split(".")[0] in names} for lvl, v in lv.items()}
@@ -583,7 +855,7 @@ def check_call(entry, c, outs):
     if c.values is not None and not c.fragile:
         for o, r, want in zip(Ctx(c).outs, f.rets, c.values):
             compare(lv[base].get("%s.%s" % (F, o), []), [float(x) for x in np.ravel(want)],
-                    REF_RTOL.get(r.dtype, 0), "-%s %s.%s and the reference (tools/sg_interp.py)"
+                    c.rtol(r) if r.is_float else 0, "-%s %s.%s and the reference (tools/sg_interp.py)"
                     % (base, F, o))
     # -O0 against -O2, everything printed
     if v0 is not None and "O2" in lv:
@@ -595,7 +867,8 @@ def check_call(entry, c, outs):
     vd = lv.get(ADM_LEVEL[0])
     if va is not None and vd is not None:
         for label in sorted(vd):
-            if values(label) and ok["adm", label.split(".")[0]]:
+            name = label.split(".")[0]
+            if values(label) and ok["adm", name] and name + ".jfail" not in va:
                 compare(va.get(label, []), vd[label], 0, "--ad-memory and default results for %s"
                         % label, exact=True)
     for ep in eps:
@@ -652,7 +925,7 @@ def build_and_run(group, numeric, a, d):
     src, clean = os.path.join(d, "prog.sg"), os.path.join(d, "clean.sg")
     with open(src, "w") as f:
         f.write("\n".join(e.source() for e in group))
-    sgc = [a.sgc, "--verify"]
+    sgc = [a.sgc, "--verify", "--exports=" + ",".join(EXPORTS)]
     run(sgc + [src, "-o", os.path.join(d, "O2.o"), "--header", os.path.join(d, "prog.h")],
         a.timeout, "sgc")
     if not numeric:
@@ -682,6 +955,8 @@ def build_and_run(group, numeric, a, d):
         run(cc + [os.path.join(d, "driver.o"), os.path.join(d, lvl + ".o"), "-o", exe] +
             shlex.split(a.rtlib), a.timeout, "linking the %s driver" % lvl)
         outs[lvl] = run([exe], a.timeout, "the %s driver" % lvl)
+        with open(os.path.join(d, lvl + ".txt"), "w") as f:
+            f.write(outs[lvl])
     return outs
 
 
@@ -724,7 +999,7 @@ def check_group(group, numeric, a):
             check_entry(e, outs)
         except Finding as err:
             found.append((e, str(err)))
-    if not found:
+    if not found and not a.keep:
         shutil.rmtree(d)
     return found
 
@@ -733,9 +1008,15 @@ def classify(prog, msg):
     """'allowed', 'known' or 'new', and what it is."""
     for kind, table in (("allowed", ALLOWED), ("known", KNOWN)):
         for what, feats, pattern in table:
-            if any(f in prog.features for f in feats) and re.search(pattern, msg):
+            if (not feats or any(f in prog.features for f in feats)) and re.search(pattern, msg):
                 return kind, what
     return "new", None
+
+
+def configure(a):
+    """The settings of add_args that the checking code reads as globals."""
+    ADM_LEVEL[0] = a.adm_level
+    EXPORTS[:] = ["grad"] + [x for x in a.exports.split(",") if x in ("jvp", "hvp")]
 
 
 def add_args(ap):
@@ -754,6 +1035,12 @@ def add_args(ap):
     ap.add_argument("--adm-level", default="O2", choices=["O0", "O2"],
                     help="the -O level of the --ad-memory object, compared with the same level "
                     "without it (default O2; O0 costs a tenth: LLVM's -O2 is most of the time)")
+    ap.add_argument("--exports", default="grad,jvp,hvp",
+                    help="the entry points compiled (sgc --exports) and checked: grad (always), "
+                    "jvp (f_jvp: its Jacobian by columns against f_grad/f_vjp's by rows), hvp "
+                    "(f_hvp); default grad,jvp,hvp")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the work files (sources, objects, drivers, outputs) of every group")
     ap.add_argument("--without", default="",
                     help="constructs to leave out (gen_programs features, comma-separated)")
     ap.add_argument("--levels", default="O0,O2,adm,clean", type=lambda x: set(x.split(",")),
@@ -769,7 +1056,7 @@ def main():
     add_args(ap)
     a = ap.parse_args()
     without = [x for x in a.without.split(",") if x]
-    ADM_LEVEL[0] = a.adm_level
+    configure(a)
 
     findings_dir = os.path.join(a.work, "findings")
     counts = {"new": 0, "known": 0, "allowed": 0}

@@ -17,7 +17,9 @@ What a program contains:
     comparisons, && || !, zeros_like/ones_like, zeros/ones/full/arange,
     f32/f64/i32 casts (from bool too), sizes as i32 values, stop_gradient,
     const parameters, calls of helpers (sizes bound per call, several
-    results bound by `let (a, b) = h(...)`), grad(h, wrt=p)(...) mostly under
+    results bound by `let (a, b) = h(...)`), the transforms of helpers
+    (version 3: grad, jvp, jacobian, hessian and jvp(grad(h, wrt=p), wrt=q),
+    anywhere an expression goes, loops and branches included) mostly under
     stop_gradient (also the PGD shape stop_gradient(sign(grad(...)))), i32
     arithmetic (// and %, argmax/argmin), uniform/normal/split;
   * indexing: positions (literal, negative, symbolic, loop indices,
@@ -76,15 +78,14 @@ How to add to it (version 3 plugs in here):
     operation of its own shape rule (concat, stack, cumsum) is one maker
     method (see `take`) registered in EXPR_MAKERS, and its meaning one
     entry of sg_interp.EVAL.
-  * a transform (jvp, vjp, jacobian, hessian): one entry in TRANSFORMS:
-    which functions it applies to, the type of its result, the extra
-    arguments it takes, and how the reference computes it (by finite
-    differences of the interpreter, sg_interp.transform). `grad` is the
-    model.
+  * a transform (vjp is the one missing): one entry in TRANSFORMS: which
+    functions it applies to, the type of its result, whether it takes a
+    tangent, and how the reference computes it (sg_interp.fd_transform, by
+    central differences of the interpreter).
   * a statement: one method in STMT_MAKERS, its printing in S.lines() and
     its meaning in sg_interp.Interp.exec.
-  * a checked entry point of an export (f_jvp, f_hvp): check_random.ENTRY
-    (see there).
+  * a checked entry point of an export (f_grad/f_vjp, f_jvp, f_hvp are):
+    one class in check_random.ENTRY_POINTS.
 Each maker returns None when it cannot build its construct for the type
 asked; the caller then picks another.
 
@@ -337,6 +338,9 @@ def show(e, clean=False):
     if op == "call":
         return "%s(%s)" % (at["fn"].name, ", ".join(a))
     if op == "transform":
+        if at["t"] == "jvp_grad":  # forward over reverse: a Hessian-vector product
+            return "jvp(grad(%s, wrt=%s), wrt=%s)(%s)" % (at["fn"].name, at["wrt"], at["twrt"],
+                                                         ", ".join(a))
         return "%s(%s, wrt=%s)(%s)" % (at["t"], at["fn"].name, at["wrt"], ", ".join(a))
     if op == "index":
         return "%s[%s]" % (a[0], ", ".join(a[1:]))
@@ -1695,47 +1699,69 @@ class Gen:
 
 
 class Transform:
-    """A transform of the language (spec section 6b). `make(gen, ty,
-    depth, frozen)` builds an E("transform", args, ty, t=name, fn=h,
-    wrt=p) or None; sg_interp.transform computes its reference value."""
+    """A transform of the language (spec section 6b): which helpers h and
+    parameters p it applies to (`scalar`: h must return one float scalar),
+    the type of its result in h's sizes, and `tangent`: whether it takes a
+    tangent after h's arguments, shaped like parameter q (jvp: q = p;
+    jvp(grad(h, wrt=p), wrt=q): any non-const float q). make_transform
+    builds E("transform", args, ty, t=name, fn=h, wrt=p[, twrt=q]) from it;
+    sg_interp.fd_transform computes the reference value."""
 
-    def __init__(self, name, make):
-        self.name, self.make = name, make
+    def __init__(self, name, scalar, result, tangent=False, max_rank=4):
+        self.name, self.scalar, self.result = name, scalar, result
+        self.tangent, self.max_rank = tangent, max_rank
+
+    def make(self, g, ty, depth, frozen):
+        return make_transform(g, self, ty, depth, frozen)
 
 
-def make_grad(g, ty, depth, frozen):
+def make_transform(g, T, ty, depth, frozen):  # noqa: C901
     direct_stop = g.direct_stop
-    cands = [(h, p) for h in g.helpers if len(h.rets) == 1 and h.ret.rank == 0 and
-             h.ret.is_float for p in h.params if not p.const and p.ty.dtype == ty.dtype]
+    cands = [(h, p) for h in g.helpers if len(h.rets) == 1 and h.ret.is_float and
+             (h.ret.rank == 0 or not T.scalar) for p in h.params
+             if not p.const and T.result(h, p).dtype == p.ty.dtype == ty.dtype and
+             T.result(h, p).rank <= T.max_rank]
     g.r.shuffle(cands)
     fits = [(h, p, m) for h, p in cands
-            for m in [g.bind_call(h, ty.dims, p.ty)] if m is not None]
+            for m in [g.bind_call(h, ty.dims, T.result(h, p))] if m is not None]
     if fits:
         h, p, m = fits[0]
-    elif cands:  # a gradient of another shape, made to fit
+    elif cands:  # a result of another shape, made to fit
         (h, p), m = cands[0], g.bind_call(cands[0][0])
         if m is None:
             return None
     else:
         return None
     # Mostly under stop_gradient (the PGD step: stop_gradient(sign(grad))
-    # too); otherwise the export's gradient is a second-order one, which
-    # must be exact too, or refused with a clear error (spec section 6).
+    # too); otherwise the export's gradient differentiates the transform
+    # again, which must be exact too, or refused with a clear error (spec
+    # section 6b).
     k = g.r.random()
     second = k < 0.25 and not g.sg_depth
     args, live = g.call_args(h, m, depth, frozen or not second)
-    e = E("transform", args, g.mapped(p.ty, m), live and second, t="grad", fn=h, wrt=p.name)
+    at = dict(t=T.name, fn=h, wrt=p.name)
+    if T.tangent:
+        q = p if T.name == "jvp" else g.r.choice([x for x in h.params
+                                                  if not x.const and x.ty.is_float])
+        t = g.expr(g.mapped(q.ty, m), depth, frozen or not second)
+        args.append(t)
+        live = live or t.live
+        if T.name != "jvp":
+            at["twrt"] = q.name
+    e = E("transform", args, g.mapped(T.result(h, p), m), live and second, **at)
     g.note_call(h)
-    g.use("grad")
+    g.use(T.name)
     fitted = g.reshaped(e, ty)
     if h.has_loops:
-        g.use("grad_of_loops")
+        g.use(T.name + "_of_loops")
         if second:
-            g.use("grad_of_loops_2nd")
+            g.use("transform_of_loops_2nd")
+            if T.name == "grad":
+                g.use("grad_of_loops_2nd")
         elif g.sg_depth and (not direct_stop or fitted is not e):
             g.use("grad_sg_indirect")
     if not second and not g.sg_depth:
-        if k < 0.45 and e.ty.is_float:  # stop_gradient(sign(grad(...)))
+        if T.name == "grad" and k < 0.45 and e.ty.is_float:  # stop_gradient(sign(grad(...)))
             e = E("unary", [e], e.ty, False, f="sign")
             g.use("grad_sign")
             if h.has_loops:
@@ -1746,7 +1772,13 @@ def make_grad(g, ty, depth, frozen):
     return e
 
 
-TRANSFORMS = {"grad": Transform("grad", make_grad)}
+TRANSFORMS = {t.name: t for t in [
+    Transform("grad", True, lambda h, p: p.ty),
+    Transform("jvp", False, lambda h, p: h.ret, tangent=True),
+    Transform("jacobian", False, lambda h, p: Ty(h.ret.dtype, h.ret.dims + p.ty.dims)),
+    Transform("hessian", True, lambda h, p: Ty(p.ty.dtype, p.ty.dims + p.ty.dims)),
+    Transform("jvp_grad", True, lambda h, p: p.ty, tangent=True),
+]}
 
 # (maker, weight, feature that turns it off (None: always on), the dtypes
 # of the values it can make)

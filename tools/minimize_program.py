@@ -120,7 +120,7 @@ class Shrinker:
                 for x in s.exprs():
                     for e in x.walk():
                         if e.op in ("call", "transform") and e.at["fn"] is f:
-                            if e.op == "transform" and e.at["wrt"] == p.name:
+                            if e.op == "transform" and p.name in (e.at["wrt"], e.at.get("twrt")):
                                 raise IndexError("differentiated")
                             del e.args[k]
 
@@ -273,7 +273,7 @@ def main():
     C.add_args(ap)
     a = ap.parse_args()
     without = [x for x in a.without.split(",") if x]
-    C.ADM_LEVEL[0] = a.adm_level
+    C.configure(a)
     name = "min-%d%s" % (a.seed, "-fd" if a.fd else "")
     out = a.out or os.path.join(C.ROOT, "build", "random", name)
     a.work = out + ".work"
@@ -317,7 +317,8 @@ def main():
                 "[ -f driver.c ] || exit 0\n%s -I. driver.c O0.o -o run-O0 %s && ./run-O0 > O0.txt\n"
                 "%s -I. driver.c O2.o -o run-O2 %s && ./run-O2 > O2.txt\n"
                 "%s -I. driver.c adm.o -o run-adm %s && ./run-adm > adm.txt\n" % (
-                    a.seed, " --fd" if a.fd else "", a.sgc, a.sgc, a.sgc, a.adm_level, a.ad_memory,
+                    a.seed, " --fd" if a.fd else "", *[a.sgc + " --exports=" + ",".join(C.EXPORTS)] * 3,
+                    a.adm_level, a.ad_memory,
                     a.cc, a.rtlib, a.cc, a.rtlib, a.cc, a.rtlib))
     shutil.rmtree(a.work, ignore_errors=True)
     print(prog.source())

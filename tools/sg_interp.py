@@ -18,11 +18,11 @@ floor, an i32 cast, an argmax, whose operands lie within rounding of the
 point where the result jumps) set `interp.fragile`: then only the compiled
 levels are compared with each other, not with this reference.
 
-grad(h, wrt=p)(args) is computed by central differences of h in float64
-(Richardson-extrapolated; `fragile` where two steps disagree), so it is
-exact to about 1e-8 where h is smooth (the smooth mode's discipline makes
-it so; in the full mode a kink within a step of the point is a fragile
-result). Other transforms (version 3) plug in through TRANSFORM below.
+Transforms (grad, and version 3's jvp, jacobian, hessian and
+jvp(grad(...))) are computed by central differences of their function in
+float64 (class Fd: Richardson-extrapolated; `fragile` where two steps
+disagree; `loose` where a second derivative is involved), so they are
+exact to about 1e-8 where the function is smooth.
 
 Every op of gen_programs.show() has an entry in EVAL; the tables of
 gen_programs (UNARY, BINARY, REDUCE) carry their own NumPy meaning.
@@ -94,6 +94,8 @@ class Interp:
         self.prog, self.clean = prog, clean
         self.fns = {f.name: f for f in prog.funcs}
         self.fragile = False
+        self.loose = False  # a second derivative by differences: less exact
+        self.record = self.replay = None  # stop_gradient values of an Fd's base point
         self.f32 = np.float64 if wide else np.float32  # float64 while differentiating
         self.f64 = np.longdouble if wide else np.float64
         self.steps = 0  # loop iterations, to stop a runaway program
@@ -594,51 +596,163 @@ def ev_split(it, e, env):
 
 # ---- transforms ----
 
-def fd_grad(it, h, wrt, args):  # noqa: C901
-    """d h / d wrt at args by central differences in float64, Richardson-
-    extrapolated. `fragile` where the two steps disagree, or where h has a
-    kink at the point (a tie of max or min, relu at 0): there the one-sided
-    slopes differ by as much at either step, where for a smooth h their
-    difference halves with the step."""
-    k = [p.name for p in h.params].index(wrt)
+class Fd:
+    """Central differences of helper h in float64 at args, Richardson-
+    extrapolated (steps s and s/2): exact to about 1e-8 where h is smooth
+    (the smooth mode's discipline makes it so; in the full mode a kink
+    within a step of the point is a fragile result). `fragile` is set where
+    the two steps disagree, or where h has a kink at the point (a tie of max
+    or min, relu at 0): there the one-sided slopes differ by as much at
+    either step, where for a smooth h their difference halves with the
+    step. Second derivatives (mixed second differences) are good to about
+    1e-9 of h's value: they set `loose`, and the checker compares what
+    they feed with a wider tolerance."""
+
+    def __init__(self, it, h, args):
+        self.it, self.h = it, h
+        self.xs = [np.array(a, np.float64) if a.dtype.kind == "f" else a for a in args]
+        self.stops = []
+        self.f0 = self.value(record=self.stops)
+
+    def value(self, record=None, replay=None):
+        """h's results at xs. stop_gradient(e) is a constant of the
+        derivative: the base point's run records the value of each
+        stop_gradient it evaluates, in order, and the others replay them."""
+        saved = self.it.record, self.it.replay
+        self.it.record, self.it.replay = record, replay
+        try:
+            return [np.asarray(r, np.float64) for r in self.it.run(self.h, self.xs)]
+        finally:
+            self.it.record, self.it.replay = saved
+
+    def at(self, moves):
+        """h's results with xs[k] += d for each (k, d) of moves."""
+        saved = [(k, self.xs[k]) for k, _ in moves]
+        for k, d in moves:
+            self.xs[k] = self.xs[k] + d
+        try:
+            return self.value(replay=list(reversed(self.stops)))[0]
+        finally:
+            for k, x in reversed(saved):
+                self.xs[k] = x
+
+    def step(self, k, t):
+        top = float(np.max(np.abs(t))) if t.size else 0.0
+        return 1e-3 * max(1.0, float(np.max(np.abs(self.xs[k]))) if self.xs[k].size else 1.0) / top
+
+    def settle(self, d, r):
+        scale = np.maximum(1.0, np.abs(r))
+        if not np.all(np.abs(d[1] - d[0]) <= 1e-4 * scale):
+            self.it.fragile = True
+
+    def tangent(self, k, t, step=None):
+        """The derivative of h's (first) result along t in parameter k."""
+        if not t.size or not np.any(t):
+            return np.zeros(self.f0[0].shape)
+        step = step or self.step(k, t)
+        d, c = [], []
+        for hh in (step, step / 2):
+            fp, fm = self.at([(k, hh * t)]), self.at([(k, -hh * t)])
+            d.append((fp - fm) / (2 * hh))
+            c.append((fp - 2 * self.f0[0] + fm) / hh)  # the forward slope less the backward
+        r = (4 * d[1] - d[0]) / 3
+        self.settle(d, r)
+        scale = np.maximum(1.0, np.abs(r))
+        if np.any((np.abs(c[0]) > 1e-6 * scale) & ~(np.abs(c[1]) <= 0.75 * np.abs(c[0]))):
+            self.it.fragile = True
+        return r
+
+    def basis(self, k):
+        x = self.xs[k]
+        for i in np.ndindex(*x.shape):
+            e = np.zeros(x.shape)
+            e[i] = 1
+            yield i, e, 1e-3 * max(1.0, abs(float(x[i])))
+
+    def jacobian(self, k):
+        """h's result's shape followed by parameter k's."""
+        J = np.zeros(self.f0[0].shape + self.xs[k].shape)
+        for i, e, step in self.basis(k):
+            J[(Ellipsis,) + i] = self.tangent(k, e, step)
+        return J
+
+    def second(self, k, u, su, q, w):
+        """u' H w for a scalar h: u in parameter k, w in parameter q."""
+        if not w.size or not np.any(w):
+            return 0.0
+        sw = self.step(q, w)
+        self.it.loose = True
+        d = []
+        for a, b in ((su, sw), (su / 2, sw / 2)):
+            f = lambda x, y: float(self.at([(k, x * u), (q, y * w)]))
+            d.append((f(a, b) - f(a, -b) - f(-a, b) + f(-a, -b)) / (4 * a * b))
+        r = (4 * d[1] - d[0]) / 3
+        self.settle(d, r)
+        return r
+
+    def hessian(self, k):
+        x = self.xs[k]
+        H = np.zeros(x.shape + x.shape)
+        es = list(self.basis(k))
+        for a, (i, u, su) in enumerate(es):
+            for j, w, _ in es[a:]:
+                H[i + j] = H[j + i] = self.second(k, u, su, k, w)
+        return H
+
+    def hvp(self, k, q, t):
+        """The tangent along t (in parameter q) of the gradient in k."""
+        g = np.zeros(self.xs[k].shape)
+        for i, u, su in self.basis(k):
+            g[i] = self.second(k, u, su, q, np.asarray(t, np.float64))
+        return g
+
+
+def ev_stop(it, e, env):
+    """Recorded with the number of stop_gradients inside it, which its
+    replay skips."""
+    if it.replay is not None:
+        if it.replay:
+            v, inner = it.replay.pop()
+            del it.replay[len(it.replay) - inner:]
+            return v
+        it.fragile = True  # the perturbed run took another path
+    if it.record is None:
+        return it.eval(e.args[0], env)
+    k = len(it.record)
+    it.record.append(None)
+    v = it.eval(e.args[0], env)
+    it.record[k] = (v, len(it.record) - k - 1)
+    return v
+
+
+def fd_transform(it, e, args):
+    """A transform's value (spec section 6b) from central differences of
+    its function in float64."""
+    h, t = e.at["fn"], e.at["t"]
+    n = len(h.params)
+    names = [p.name for p in h.params]
+    k = names.index(e.at["wrt"])
     saved = it.f32
     it.f32 = np.float64
     try:
-        xs = [np.array(a, np.float64) if a.dtype.kind == "f" else a for a in args]
-        f = lambda: float(it.run(h, xs)[0])
-        f0 = f()
-        x = xs[k]
-        g = np.zeros(x.shape)
-        for i in np.ndindex(*x.shape):
-            x0 = x[i]
-            step = 1e-3 * max(1.0, abs(x0))
-            d, c = [], []
-            for hh in (step, step / 2):
-                x[i] = x0 + hh
-                fp = f()
-                x[i] = x0 - hh
-                fm = f()
-                d.append((fp - fm) / (2 * hh))
-                c.append((fp - 2 * f0 + fm) / hh)  # the forward slope less the backward
-            x[i] = x0
-            r = (4 * d[1] - d[0]) / 3
-            scale = max(1.0, abs(r))
-            if not abs(d[1] - d[0]) <= 1e-4 * scale or \
-                    abs(c[0]) > 1e-6 * scale and not abs(c[1]) <= 0.75 * abs(c[0]):
-                it.fragile = True
-            g[i] = r
+        fd = Fd(it, h, args[:n])
+        if t == "grad" or t == "jacobian":
+            return fd.jacobian(k)
+        if t == "jvp":
+            return fd.tangent(k, np.asarray(args[n], np.float64))
+        if t == "hessian":
+            return fd.hessian(k)
+        if t == "jvp_grad":
+            return fd.hvp(k, names.index(e.at["twrt"]), args[n])
+        raise AssertionError("no reference for transform %s" % t)
     finally:
         it.f32 = saved
-    return g
-
-
-TRANSFORM = {"grad": lambda it, e, args: fd_grad(it, e.at["fn"], e.at["wrt"], args)}
 
 
 def ev_transform(it, e, env):
     args = it.args(e, env)
-    it.run(e.at["fn"], args)  # an index error in the function is the program's
-    return TRANSFORM[e.at["t"]](it, e, args)
+    it.run(e.at["fn"], args[:len(e.at["fn"].params)])  # an index error in the function is the program's
+    return fd_transform(it, e, args)
 
 
 EVAL = {
@@ -662,7 +776,7 @@ EVAL = {
     "select": ev_select,
     "like": ev_like,
     "cast": ev_cast,
-    "stop": lambda it, e, env: it.eval(e.args[0], env),
+    "stop": ev_stop,
     "ctor": ev_ctor,
     "full": lambda it, e, env: np.broadcast_to(it.eval(e.args[0], env), shape_of(e, env)),
     "arange": lambda it, e, env: np.arange(shape_of(e, env)[0], dtype=np.int32),
