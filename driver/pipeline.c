@@ -63,6 +63,16 @@ int pipeline_optimize(Module *m, int opt_level, bool verify) {
   return pipeline_run(m, o2, sizeof o2 / sizeof o2[0], verify);
 }
 
+/* An object without exports links to nothing: likely a forgotten
+ * `export`, shown at the first function. */
+static void warn_if_empty(Diag *diag, const Module *m) {
+  for (const Function *f = m->funcs; f; f = f->next)
+    if (f->exported)
+      return;
+  diag_warning(diag, m->funcs ? m->funcs->loc : (Loc){.line = 0},
+               "no exported function; the object is empty");
+}
+
 Module *pipeline_compile(Diag *diag, const char *src, size_t len, const Options *o, Stage until) {
   Arena *arena = arena_new();
   Program prog;
@@ -71,6 +81,8 @@ Module *pipeline_compile(Diag *diag, const char *src, size_t len, const Options 
   arena_free(arena);
   if (!m)
     return NULL;
+  if (o->emit_ir == STAGE_NONE && o->emit_dot == STAGE_NONE)
+    warn_if_empty(diag, m);
   if (o->verify && ir_verify(m, "lowering"))
     die("the lowered IR does not verify");
   m->exports = o->exports;

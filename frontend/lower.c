@@ -315,6 +315,28 @@ bool lw_need_float(Ctx *c, Val x, Loc loc, const char *what) {
   return true;
 }
 
+/* Shapes align on the right, so [n] meets the last axis of [n, c]. When
+ * the shorter operand's dims are the longer one's leading dims, say how to
+ * pair them instead: reshape(y, [n, 1]). */
+static const char *reshape_hint(Ctx *c, const Val *a, const Val *b) {
+  const Val *lo = a->v->type.rank < b->v->type.rank ? a : b, *hi = lo == a ? b : a;
+  const Type *tl = &lo->v->type, *th = &hi->v->type;
+  if (tl->rank == 0 || tl->rank == th->rank)
+    return "";
+  Type want = *tl;
+  for (int k = 0; k < tl->rank; k++)
+    if (!ir_dim_eq(tl->dim[k], th->dim[k]))
+      return "";
+  while (want.rank < th->rank)
+    want.dim[want.rank++] = ir_lit(1);
+  if (lo->name)
+    return arena_printf(c->m->arena, "; shapes align on the right: to line %s up with the "
+                        "leading axes, write reshape(%s, %s)", lw_dstr(c, tl), lo->name,
+                        lw_dstr(c, &want));
+  return arena_printf(c->m->arena, "; shapes align on the right: to line %s up with the "
+                      "leading axes, reshape it to %s", lw_dstr(c, tl), lw_dstr(c, &want));
+}
+
 /* Broadcast both to their common shape, or report why they do not. */
 bool lw_broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
   Type t;
@@ -336,8 +358,9 @@ bool lw_broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
         break;
       }
     }
+    const char *hint = reshape_hint(c, a, b);
     ERR(c, loc, "shapes %s and %s do not broadcast in %s%s", lw_dstr(c, ta), lw_dstr(c, tb), what,
-        why);
+        *hint ? hint : why);
     return false;
   }
   if (t.rank > IR_MAX_RANK) {
@@ -487,8 +510,11 @@ Val lower_expr(Ctx *c, Expr *e) {
   case EX_NAME:
     {
       Binding *b = lw_lookup(c, e->name);
-      if (b)
-        return b->val;
+      if (b) {
+        Val v = b->val;
+        v.name = b->name;
+        return v;
+      }
     }
     {
       Inst *sv = size_value(c, e->name); /* a size is an i32 value (section 5) */

@@ -50,6 +50,70 @@ const struct Builtin *lw_find_builtin(const char *name) {
 
 static Val lower_ctor(Ctx *c, Expr *call, const struct Builtin *bi);
 
+/* ---- names close to a known one ---- */
+
+/* Levenshtein distance, or more than `cap` (names are short; a long one
+ * stops early). */
+static int edit_distance(const char *a, const char *b, int cap) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la - lb > cap || lb - la > cap || lb > 63)
+    return cap + 1;
+  int row[64];
+  for (int j = 0; j <= lb; j++)
+    row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0], best = row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j];
+      int v = diag + (a[i - 1] != b[j - 1]);
+      v = up + 1 < v ? up + 1 : v;
+      v = row[j - 1] + 1 < v ? row[j - 1] + 1 : v;
+      diag = up;
+      row[j] = v;
+      best = v < best ? v : best;
+    }
+    if (best > cap)
+      return cap + 1;
+  }
+  return row[lb];
+}
+
+/* Names from other array libraries that mean one of ours. */
+static const struct { const char *theirs, *ours; } aliases[] = {
+    {"where", "select"}, {"concatenate", "concat"}, {"clamp", "clip"},
+};
+
+/* The builtin or user function `name` most likely meant, or NULL: an alias,
+ * else the closest name within a third of its length (at least 1). Only
+ * while errors are still printed: a file of thousands of misspelled calls
+ * must not cost a scan of every function for each. */
+const char *lw_suggest_function(Ctx *c, const char *name) {
+  int max = c->d->max_errors ? c->d->max_errors : 50;
+  if (c->d->errors >= max)
+    return NULL;
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+    if (strcmp(aliases[i].theirs, name) == 0)
+      return aliases[i].ours;
+  int limit = (int)strlen(name) / 3, bestd;
+  bestd = (limit < 1 ? 1 : limit) + 1;
+  const char *best = NULL;
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+    int d = edit_distance(name, builtins[i].name, bestd - 1);
+    if (d < bestd) {
+      best = builtins[i].name;
+      bestd = d;
+    }
+  }
+  for (int i = 0; i < c->nfns; i++) {
+    int d = edit_distance(name, c->fns[i].ast->name, bestd - 1);
+    if (d < bestd) {
+      best = c->fns[i].ast->name;
+      bestd = d;
+    }
+  }
+  return best;
+}
+
 /* ---- calls ---- */
 
 static int count_positional(Expr *call) {
@@ -162,10 +226,40 @@ static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
   return true;
 }
 
+/* NumPy's keepdims=True: say how to get it, with the shape it would have. */
+static void keepdims_hint(Ctx *c, Expr *call, Arg *keep, const char *fname) {
+  Val x = lw_value_arg(c, lw_nth_positional(call, 0)->value);
+  int k;
+  if (!x.v || !axis_arg(c, call, x.v->type.rank, &k))
+    return;
+  Type kept = x.v->type;
+  for (int j = 0; j < kept.rank; j++)
+    if (k < 0 || j == k)
+      kept.dim[j] = ir_lit(1);
+  Arg *ax = lw_keyword(call, "axis");
+  int64_t given = 0;
+  if (ax)
+    lw_int_literal(ax->value, &given);
+  const char *red = !x.name ? NULL
+                    : ax ? arena_printf(c->m->arena, "%s(%s, axis=%lld)", fname, x.name, (long long)given)
+                         : arena_printf(c->m->arena, "%s(%s)", fname, x.name);
+  if (red)
+    ERR(c, keep->loc, "'%s' takes no 'keepdims'; to keep the reduced axis with size 1, reshape the "
+                      "result: reshape(%s, %s)", fname, red, lw_dstr(c, &kept));
+  else
+    ERR(c, keep->loc, "'%s' takes no 'keepdims'; to keep the reduced axis with size 1, reshape the "
+                      "result to %s", fname, lw_dstr(c, &kept));
+}
+
 /* The operand of a reduction along an optional axis, f(x, axis=K): one
  * value, not bool (BAD after saying why). */
 static Val reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
   static const char *const kws[] = {"axis", NULL};
+  Arg *keep = lw_keyword(call, "keepdims");
+  if (keep && count_positional(call) == 1) {
+    keepdims_hint(c, call, keep, bi->name);
+    return BAD;
+  }
   if (!lw_check_arity(c, call, bi->name, 1, 1, kws))
     return BAD;
   Val x = lw_value_arg(c, lw_nth_positional(call, 0)->value);
@@ -497,7 +591,14 @@ Val lower_call(Ctx *c, Expr *e) {
       ERR(c, callee->loc, "'%s' is a value, not a function", name);
       return BAD;
     }
-    ERR(c, callee->loc, "unknown function '%s'", name);
+    const char *near = lw_suggest_function(c, name);
+    if (near && strcmp(near, "select") == 0 && strcmp(name, "where") == 0)
+      ERR(c, callee->loc, "unknown function 'where'; did you mean 'select'? select(c, a, b) picks "
+                          "a where c holds and b elsewhere");
+    else if (near)
+      ERR(c, callee->loc, "unknown function '%s'; did you mean '%s'?", name, near);
+    else
+      ERR(c, callee->loc, "unknown function '%s'", name);
     return BAD;
   }
   switch (bi->kind) {

@@ -22,6 +22,7 @@ typedef struct Val {
   Inst *v;   /* NULL: an error was already reported; stay quiet */
   bool weak; /* a literal (or made only of literals): dtype not fixed */
   bool integral; /* weak and made only of integer literals: may meet i32 */
+  const char *name; /* the name it was read through, for hints in messages */
 } Val;
 
 /* What a name is bound to. Assignment rebinds a `var` in place: the
@@ -110,6 +111,7 @@ Val lower_expr(Ctx *c, Expr *e);
 
 /* lower_call.c */
 const struct Builtin *lw_find_builtin(const char *name);
+const char *lw_suggest_function(Ctx *c, const char *name);
 Arg *lw_nth_positional(Expr *call, int n);
 bool lw_check_arity(Ctx *c, Expr *call, const char *fname, int lo, int hi, const char *const *kws);
 Arg *lw_keyword(Expr *call, const char *kw);

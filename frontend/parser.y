@@ -71,6 +71,7 @@ typedef struct ParseCtx {
   /* lexer position (1-based) and the end of the last token returned */
   int line, col;
   Loc last_end;
+  Loc prev_end;       /* the end of the token before the lookahead */
   /* the lookahead token and the one before it */
   long ntok;          /* tokens returned so far; the lookahead is number ntok */
   int cur_kind, prev_kind;
@@ -1023,8 +1024,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   } else if (E[YYSYMBOL_T_SEMI]) {
     if (tok == YYSYMBOL_T_ASSIGN && E[YYSYMBOL_T_EQ])
       diag_error(d, loc, "unexpected '=' after the expression (to compare two values, use '==')");
-    else
-      diag_error(d, loc, "expected ';' after the expression");
+    else /* a line that lacks it: at its end, not at the next line's token */
+      diag_error(d, pc->cur_first && pc->prev_end.line > 0 ? pc->prev_end : loc,
+                 "expected ';' after the expression");
   } else if (pc->prev_kind == T_LET && E[YYSYMBOL_T_IDENT]) {
     diag_error(d, loc, "expected a name after 'let', found %s", found);
   } else if (pc->prev_kind == T_FN && E[YYSYMBOL_T_IDENT]) {

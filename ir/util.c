@@ -119,6 +119,17 @@ static void quote_line(const Diag *d, int line, int col) {
   fputs("^\n", out);
 }
 
+static void report(Diag *d, const char *kind, Loc loc, const char *fmt, va_list ap) {
+  FILE *out = d->out ? d->out : stderr;
+  if (loc.line > 0)
+    fprintf(out, "%s:%d:%d: %s: ", d->file, loc.line, loc.col, kind);
+  else
+    fprintf(out, "%s: %s: ", d->file, kind);
+  vfprintf(out, fmt, ap);
+  fputc('\n', out);
+  quote_line(d, loc.line, loc.col);
+}
+
 void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap) {
   FILE *out = d->out ? d->out : stderr;
   d->errors++;
@@ -128,13 +139,14 @@ void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap) {
       fprintf(out, "%s: error: too many errors, stopping\n", d->file);
     return;
   }
-  if (loc.line > 0)
-    fprintf(out, "%s:%d:%d: error: ", d->file, loc.line, loc.col);
-  else
-    fprintf(out, "%s: error: ", d->file);
-  vfprintf(out, fmt, ap);
-  fputc('\n', out);
-  quote_line(d, loc.line, loc.col);
+  report(d, "error", loc, fmt, ap);
+}
+
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, "warning", loc, fmt, ap);
+  va_end(ap);
 }
 
 void diag_error(Diag *d, Loc loc, const char *fmt, ...) {

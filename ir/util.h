@@ -36,7 +36,7 @@ char *arena_printf(Arena *a, const char *fmt, ...)
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 
-/* ---- User errors: "file:line:col: error: msg", the line, a caret. ---- */
+/* ---- User errors (and warnings): "file:line:col: error: msg", the line, a caret. ---- */
 typedef struct Diag {
   const char *file; /* as named on the command line */
   const char *src;  /* the whole input, for quoting the offending line */
@@ -49,6 +49,8 @@ void diag_init(Diag *d, const char *file, const char *src, size_t len);
 void diag_error(Diag *d, Loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap);
+/* The same format with "warning:"; not counted as an error. */
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- Internal bugs: name the compiler's own file and line, abort. ---- */
 #define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
