@@ -596,6 +596,10 @@ static void emit_one(Body *B, Inst *i) {
     cg_emit_argreduce(B, i, s->buf);
   else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)
     cg_emit_random(B, i, s->buf);
+  else if (i->op == OP_concat)
+    cg_emit_concat(B, i, s->buf);
+  else if (ir_ops[i->op].shape == SH_SAME && (ir_ops[i->op].flags & F_AXIS)) /* scans */
+    cg_emit_scan(B, i, s->buf);
   else
     emit_fill(B, i, s->buf);
 }

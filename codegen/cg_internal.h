@@ -353,6 +353,10 @@ void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMV
 LLVMValueRef cg_where(Body *B, const Inst *at);
 /* a // b and a % b on i32 (Python's floor rules); b == 0 fails. */
 LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b);
+/* ---- cg_scan.c ---- */
+/* cumsum, rcumsum, prod_others (a scan along their axis); concat. */
+void cg_emit_scan(Body *B, const Inst *v, LLVMValueRef out);
+void cg_emit_concat(Body *B, const Inst *v, LLVMValueRef out);
 /* ---- cg_ctor.c ---- */
 /* argmax/argmin into out; an empty axis fails (SG_ERR_INDEX). */
 void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out);

@@ -14,7 +14,7 @@ static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsign
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t) {
   if (LLVMGetTypeKind(t) == LLVMIntegerTypeKind) /* i32: max of nothing is INT32_MIN */
     return LLVMConstInt(t, (unsigned long long)(op == OP_sum ? 0 : op == OP_max ? INT32_MIN : INT32_MAX), 1);
-  return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
+  return LLVMConstReal(t, op == OP_sum ? 0.0 : op == OP_prod ? 1.0 : op == OP_max ? -__builtin_inf() : __builtin_inf());
 }
 
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
@@ -24,9 +24,9 @@ LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x) {
     LLVMValueRef a[2] = {acc, x};
     return cg_intrinsic(g, op == OP_max ? "llvm.smax" : "llvm.smin", LLVMTypeOf(acc), a, 2);
   }
-  if (op == OP_sum) {
+  if (op == OP_sum || op == OP_prod) {
     /* Reassociation lets the vectorizer keep several partial sums. */
-    LLVMValueRef r = LLVMBuildFAdd(g->b, acc, x, "");
+    LLVMValueRef r = op == OP_sum ? LLVMBuildFAdd(g->b, acc, x, "") : LLVMBuildFMul(g->b, acc, x, "");
     LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
     return r;
   }

@@ -39,6 +39,13 @@ static const struct Builtin builtins[] = {
     {"argmax", B_ARG, OP_argmax},     {"argmin", B_ARG, OP_argmin},
     {"uniform", B_RANDOM, OP_uniform}, {"normal", B_RANDOM, OP_normal},
     {"split", B_SPLIT, OP_split},
+    /* v3: real ops of their own (ops.def) */
+    {"prod", B_REDUCE, OP_prod},
+    {"cumsum", B_SCAN, OP_cumsum},    {"concat", B_CONCAT, OP_concat},
+    /* v3: the spec's formulas of other ops (lower_formula.c) */
+    {"logsumexp", B_LOGSUMEXP, OP_max}, {"softmax", B_SOFTMAX, OP_max},
+    {"log_softmax", B_LOG_SOFTMAX, OP_max}, {"clip", B_CLIP, OP_select},
+    {"stack", B_STACK, OP_concat},
 };
 
 const struct Builtin *lw_find_builtin(const char *name) {
@@ -204,7 +211,7 @@ bool lw_int_literal(Expr *e, int64_t *out) {
 
 /* The `axis=K` of a call on a rank-`rank` operand, as 0..rank-1 in *k
  * (-1 when absent); false after reporting a bad one. */
-static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
+bool lw_axis_arg(Ctx *c, Expr *call, int rank, int *k) {
   Arg *ax = lw_keyword(call, "axis");
   *k = -1;
   if (!ax)
@@ -230,7 +237,7 @@ static bool axis_arg(Ctx *c, Expr *call, int rank, int *k) {
 static void keepdims_hint(Ctx *c, Expr *call, Arg *keep, const char *fname) {
   Val x = lw_value_arg(c, lw_nth_positional(call, 0)->value);
   int k;
-  if (!x.v || !axis_arg(c, call, x.v->type.rank, &k))
+  if (!x.v || !lw_axis_arg(c, call, x.v->type.rank, &k))
     return;
   Type kept = x.v->type;
   for (int j = 0; j < kept.rank; j++)
@@ -253,7 +260,7 @@ static void keepdims_hint(Ctx *c, Expr *call, Arg *keep, const char *fname) {
 
 /* The operand of a reduction along an optional axis, f(x, axis=K): one
  * value, not bool (BAD after saying why). */
-static Val reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
+Val lw_reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
   static const char *const kws[] = {"axis", NULL};
   Arg *keep = lw_keyword(call, "keepdims");
   if (keep && count_positional(call) == 1) {
@@ -269,23 +276,48 @@ static Val reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi) {
 }
 
 static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
-  Val x = reduce_operand(c, call, bi);
+  Val x = lw_reduce_operand(c, call, bi);
   if (!x.v)
     return BAD;
-  if (bi->kind == B_MEAN && !lw_need_float(c, x, call->loc, "'mean'"))
+  if ((bi->kind == B_MEAN || !(ir_ops[bi->op].flags & F_INT)) &&
+      !lw_need_float(c, x, call->loc, arena_printf(c->m->arena, "'%s'", bi->name)))
     return BAD;
   int rank = x.v->type.rank, k;
-  if (!axis_arg(c, call, rank, &k))
+  if (!lw_axis_arg(c, call, rank, &k))
     return BAD;
   unsigned axes = k < 0 ? (1u << rank) - 1 : 1u << k;
   if (rank == 0)
     return x;
+  if ((ir_ops[bi->op].flags & F_AXIS) && k < 0) { /* one axis: of x flattened */
+    x.v = lw_flatten(c, x.v, call->loc);
+    if (!x.v)
+      return BAD;
+    axes = 1u;
+  }
   Inst *r = ir_reduce(&c->b, bi->op, x.v, axes);
   if (bi->kind == B_MEAN) {
     Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
     r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
   }
   return (Val){.v = r, .weak = x.weak};
+}
+
+/* x as a vector of all its elements, row-major (NULL after an error). */
+Inst *lw_flatten(Ctx *c, Inst *v, Loc loc) {
+  if (v->type.rank == 1)
+    return v;
+  SizePoly n = ir_poly_const(1);
+  for (int j = 0; j < v->type.rank; j++) {
+    SizePoly d = ir_poly_of(c->m, v->type.dim[j]);
+    if (!ir_poly_mul(c->m, &n, &d, &n)) {
+      ERR(c, loc, "the element count of this tensor is too large a size expression");
+      return NULL;
+    }
+  }
+  Type flat = ir_scalar(v->type.dtype);
+  flat.rank = 1;
+  flat.dim[0] = ir_poly_dim(c->m, &n);
+  return ir_reshape(&c->b, v, &flat);
 }
 
 /* reshape(x, [dims]) / broadcast(x, [dims]) / transpose(x, [perm]) */
@@ -680,6 +712,16 @@ Val lower_call(Ctx *c, Expr *e) {
   case B_RANDOM:
   case B_SPLIT:
     return lower_ctor(c, e, bi);
+  case B_LOGSUMEXP:
+  case B_SOFTMAX:
+  case B_LOG_SOFTMAX:
+  case B_SCAN:
+    return lower_along(c, e, bi);
+  case B_CLIP:
+    return lower_clip(c, e);
+  case B_CONCAT:
+  case B_STACK:
+    return lower_concat(c, e, bi);
   }
   die("unhandled builtin %s", name);
 }
@@ -752,11 +794,11 @@ static bool type_arg(Ctx *c, Expr *e, const char *fname, Type *t) {
 
 /* argmax/argmin (x, axis=K): without an axis, of x flattened. */
 static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
-  Val x = reduce_operand(c, call, bi);
+  Val x = lw_reduce_operand(c, call, bi);
   if (!x.v)
     return BAD;
   int rank = x.v->type.rank, k;
-  if (!axis_arg(c, call, rank, &k))
+  if (!lw_axis_arg(c, call, rank, &k))
     return BAD;
   bool all = k < 0;
   k = all ? 0 : k;
@@ -764,20 +806,8 @@ static Val lower_argreduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   if (rank == 0) /* the one position of a scalar */
     return (Val){.v = ir_const(&c->b, DT_I32, 0), .weak = false};
   Inst *v = lw_concrete(c, x, DT_F32).v;
-  if (all && rank > 1) { /* the flat row-major position */
-    SizePoly n = ir_poly_const(1);
-    for (int j = 0; j < rank; j++) {
-      SizePoly d = ir_poly_of(c->m, v->type.dim[j]);
-      if (!ir_poly_mul(c->m, &n, &d, &n)) {
-        ERR(c, call->loc, "the element count of this tensor is too large a size expression");
-        return BAD;
-      }
-    }
-    Type flat = ir_scalar(v->type.dtype);
-    flat.rank = 1;
-    flat.dim[0] = ir_poly_dim(c->m, &n);
-    v = ir_reshape(&c->b, v, &flat);
-  }
+  if (all && !(v = lw_flatten(c, v, call->loc))) /* the flat row-major position */
+    return BAD;
   if (ir_dim_is(v->type.dim[k], 0)) {
     ERR(c, call->loc, "'%s' along an axis of size 0 has no position", bi->name);
     return BAD;

@@ -6,6 +6,9 @@
  *                  entry point lower_program
  *   lower_call.c   calls: built-in operations, user functions, function
  *                  expressions (grad, jvp, ...), constructors
+ *   lower_formula.c  v3 operations along an axis (logsumexp, softmax,
+ *                  log_softmax as the spec's formulas; cumsum), clip,
+ *                  concat and stack
  *   lower_index.c  indexing, take, indexed assignment
  *   lower_stmt.c   signatures, statements, loops and branches
  *   lower_rules.c  custom derivative rules: @vjp(g), @jvp(h) (v3)
@@ -78,6 +81,7 @@ typedef enum {
   B_UNARY, B_BINARY, B_REDUCE, B_MEAN, B_SELECT, B_TRANSPOSE, B_RESHAPE,
   B_BROADCAST, B_ZEROS, B_ONES, B_STOP, B_TRANSFORM, B_TAKE, B_TAKE_ALONG,
   B_MAKE, B_FULL, B_ARANGE, B_ARG, B_RANDOM, B_SPLIT,
+  B_LOGSUMEXP, B_SOFTMAX, B_LOG_SOFTMAX, B_CLIP, B_SCAN, B_CONCAT, B_STACK,
 } BuiltinKind;
 
 struct Builtin {
@@ -121,6 +125,14 @@ bool lower_user_call_n(Ctx *c, Expr *call, Function *callee, Val *outs, int nout
 Function *lw_function_expr(Ctx *c, Expr *e, const char *role);
 Function *lw_callee(Ctx *c, Expr *callee, bool *bad);
 Val lower_call(Ctx *c, Expr *e);
+bool lw_axis_arg(Ctx *c, Expr *call, int rank, int *k);
+Val lw_reduce_operand(Ctx *c, Expr *call, const struct Builtin *bi);
+Inst *lw_flatten(Ctx *c, Inst *v, Loc loc);
+
+/* lower_formula.c */
+Val lower_along(Ctx *c, Expr *call, const struct Builtin *bi);
+Val lower_clip(Ctx *c, Expr *call);
+Val lower_concat(Ctx *c, Expr *call, const struct Builtin *bi);
 
 /* lower_index.c */
 Val lower_index(Ctx *c, Expr *e);

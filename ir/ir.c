@@ -523,6 +523,7 @@ static Inst *build(Builder *b, Op op, Inst **args, int nargs, Inst proto) {
   memcpy(i->perm, proto.perm, sizeof i->perm);
   i->num = proto.num;
   i->attr = proto.attr;
+  i->index = proto.index;
   return i;
 }
 
@@ -597,6 +598,26 @@ Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes) {
   Inst proto = {0};
   proto.axes = axes;
   return build(b, op, &x, 1, proto);
+}
+
+Inst *ir_along(Builder *b, Op op, Inst *x, int axis) {
+  Inst proto = {0};
+  proto.axes = 1u << axis;
+  return build(b, op, &x, 1, proto);
+}
+
+Inst *ir_concat(Builder *b, Inst **xs, int n, int axis, const Type *t) {
+  Inst proto = {0};
+  proto.axes = 1u << axis;
+  proto.type = *t;
+  return build(b, OP_concat, xs, n, proto);
+}
+
+Inst *ir_size_value(Builder *b, Dim d) {
+  Type one = ir_scalar(DT_I32);
+  one.rank = 1;
+  one.dim[0] = d;
+  return ir_count(b, &one, 1u, DT_I32);
 }
 
 Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt) {

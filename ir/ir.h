@@ -319,6 +319,11 @@ Inst *ir_reshape(Builder *b, Inst *x, const Type *to);    /* no-op if same */
 Inst *ir_transpose(Builder *b, Inst *x, const int *perm);
 Inst *ir_reduce(Builder *b, Op op, Inst *x, unsigned axes);
 Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
+Inst *ir_size_value(Builder *b, Dim d); /* the i32 scalar d (a count) */
+/* An op along one axis (ops.def F_AXIS: prod, prod_others, cumsum, ...). */
+Inst *ir_along(Builder *b, Op op, Inst *x, int axis);
+/* xs[0..n) joined along `axis` into type t (the lengths' sum on axis). */
+Inst *ir_concat(Builder *b, Inst **xs, int n, int axis, const Type *t);
 Inst *ir_matmul(Builder *b, Inst *x, Inst *y);
 Inst *ir_matmulz(Builder *b, Inst *x, Inst *y); /* zero annihilates, like mulz */
 /* A batched matmulz summed over the batch axes that `to` (the product's

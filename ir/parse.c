@@ -608,8 +608,9 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
     error_at(p, optok->loc, op == OP_custom ? "%s needs {rules=N}" : "%s takes no rules", name);
     ok = false;
   }
-  if ((op == OP_proj) != a->has_index) {
-    error_at(p, optok->loc, op == OP_proj ? "%s needs {index=N}" : "%s takes no index", name);
+  bool indexed = op == OP_proj;
+  if (indexed != a->has_index) {
+    error_at(p, optok->loc, indexed ? "%s needs {index=N}" : "%s takes no index", name);
     ok = false;
   }
   return ok;

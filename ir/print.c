@@ -101,15 +101,11 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
     fputs(k ? ", " : " ", out);
     print_value(out, i->args[k]);
   }
-  if (ir_ops[i->op].flags & F_AXIS) {
+  if ((ir_ops[i->op].flags & F_AXIS) || ir_ops[i->op].shape == SH_REDUCE) {
     fputc(' ', out);
     print_axes(out, i->axes);
   }
   switch (ir_ops[i->op].shape) {
-  case SH_REDUCE:
-    fputc(' ', out);
-    print_axes(out, i->axes);
-    break;
   case SH_TRANSPOSE:
     fputs(" {perm=[", out);
     for (int k = 0; k < i->type.rank; k++)

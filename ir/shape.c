@@ -185,6 +185,36 @@ static bool index_type_ok(const Module *m, const Inst *i, char *err, size_t errl
   }
 }
 
+/* One axis K of a rank-`rank` value in `axes`. */
+static bool one_axis(unsigned axes, int rank) {
+  return axes && !(axes & (axes - 1)) && (axes >> rank) == 0;
+}
+
+/* concat: operands of the result's rank and dtype, equal to it off axis K;
+ * along K the result's size is the sum of theirs (as polynomials). */
+static bool concat_type_ok(const Module *m, const Inst *i, char *err, size_t errlen) {
+  const Type *t = &i->type;
+  int k = __builtin_ctz(i->axes | 0x100u);
+  if (i->nargs < 1 || !one_axis(i->axes, t->rank))
+    return FAIL("concat: one or more operands and one axis of the result");
+  SizePoly len = ir_poly_const(0);
+  for (int a = 0; a < i->nargs; a++) {
+    const Type *x = &i->args[a]->type;
+    if (x->dtype != t->dtype || x->rank != t->rank)
+      return FAIL("concat: operand %d differs from the result in dtype or rank", a);
+    for (int j = 0; j < t->rank; j++)
+      if (j != k && !ir_dim_eq(x->dim[j], t->dim[j]))
+        return FAIL("concat: operand %d differs from the result off the axis", a);
+    SizePoly d = ir_poly_of(m, x->dim[k]);
+    if (!ir_poly_add(m, &len, &d, 1, &len))
+      return FAIL("concat: the length is too large a size expression");
+  }
+  SizePoly want = ir_poly_of(m, t->dim[k]);
+  if (!ir_poly_eq(&len, &want))
+    return FAIL("concat: the result's length along the axis is not the sum of the operands'");
+  return true;
+}
+
 /* Whether an op of this table entry takes operands of dtype dt. */
 static bool dtype_ok(const OpInfo *info, DType dt) {
   if (dt == DT_BOOL)
@@ -229,6 +259,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
     } else if (i->op == OP_arange) {
       if (i->type.rank != 1 || i->type.dtype != DT_I32)
         return FAIL("arange gives an i32 vector");
+    } else if (i->op == OP_concat) {
+      return concat_type_ok(m, i, err, errlen);
     } else if (ir_ops[i->op].flags & F_AXIS) {
       return index_type_ok(m, i, err, errlen);
     } else if (i->op == OP_reshape) {
@@ -247,6 +279,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
                     ir_type_str(m, &a[0]->type, s1, sizeof s1),
                     ir_type_str(m, &a[k]->type, s2, sizeof s2));
     }
+    if ((info->flags & F_AXIS) && !one_axis(i->axes, a[0]->type.rank))
+      return FAIL("%s: one axis of the operand's %d", info->name, a[0]->type.rank);
     *out = a[0]->type;
     if (info->shape == SH_CMP)
       out->dtype = DT_BOOL;
@@ -263,7 +297,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
   case SH_REDUCE:
     if (!dtype_ok(info, a[0]->type.dtype))
       return FAIL("%s is not defined on %s", info->name, ir_dtype_name(a[0]->type.dtype));
-    if (i->axes == 0 || (i->axes >> a[0]->type.rank) != 0)
+    if (i->axes == 0 || (i->axes >> a[0]->type.rank) != 0 ||
+        ((info->flags & F_AXIS) && !one_axis(i->axes, a[0]->type.rank)))
       return FAIL("%s: bad axes for rank %d", info->name, a[0]->type.rank);
     *out = ir_reduce_type(&a[0]->type, i->axes);
     return true;

@@ -212,6 +212,41 @@ static void ad_maxmin(AD *a, Inst *y, Inst *g) {
   Inst *share = ir_binary(B, OP_div, g, cnt);
   contribute(a, X, ir_select(B, hit, ad_spread(B, share, &X->type, y->axes), z));
 }
+/* prod along K: each element's derivative is the product of the others
+ * (prod_others: prefix and suffix products, exact with one zero or more,
+ * no division by the product). */
+static void ad_prod(AD *a, Inst *y, Inst *g) {
+  Inst *others = ir_along(B, OP_prod_others, X, ad_axis_of(y));
+  contribute(a, X, chain(a, ad_spread(B, g, &X->type, y->axes), others));
+}
+/* Its derivative (prod's second) would take the products of all but two:
+ * not implemented, and never a wrong number: an error at the prod. */
+static void ad_prod_others(AD *a, Inst *y, Inst *g) {
+  (void)g;
+  ad_prod_second_order(a->b.m, y->loc);
+}
+void ad_prod_second_order(Module *m, Loc loc) {
+  ir_error(m, loc, "the second derivative of 'prod' is not implemented (prod is differentiated "
+                   "once); for positive values write exp(sum(log(x)))");
+}
+static void ad_cumsum(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_along(B, OP_rcumsum, g, ad_axis_of(y))); }
+static void ad_rcumsum(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_along(B, OP_cumsum, g, ad_axis_of(y))); }
+/* concat: each operand's adjoint is its piece of g (a slice at the sum of
+ * the lengths before it). */
+static void ad_concat(AD *a, Inst *y, Inst *g) {
+  int k = ad_axis_of(y);
+  SizePoly at = ir_poly_const(0);
+  for (int j = 0; j < y->nargs; j++) {
+    Inst *x = y->args[j];
+    if (x->active) {
+      Inst *start = ir_size_value(B, ir_poly_dim(a->b.m, &at));
+      contribute(a, x, ir_index_op(B, OP_slice, g, start, k, &x->type));
+    }
+    SizePoly d = ir_poly_of(a->b.m, x->type.dim[k]);
+    if (!ir_poly_add(a->b.m, &at, &d, 1, &at))
+      die("concat: offset too large a size expression");
+  }
+}
 /* outer(u, v) = u[:, None] * v[None, :], elementwise so it fuses */
 static Inst *outer(AD *a, Inst *u, Inst *v) {
   Type t = ir_scalar(u->type.dtype);
@@ -292,9 +327,8 @@ static void ad_matmul(AD *a, Inst *y, Inst *g) {
  * partner: gather <-> scatter_add, take_along <-> scatter_along, slice <->
  * unslice, with the same index and axis. A scatter accumulates repeated
  * indices; an index has no adjoint (i32). */
-static int axis_of(const Inst *y) { return __builtin_ctz(y->axes); }
 static void partner(AD *a, Inst *y, Inst *g, Op op) {
-  contribute(a, X, ir_index_op(B, op, g, Y2, axis_of(y), &X->type));
+  contribute(a, X, ir_index_op(B, op, g, Y2, ad_axis_of(y), &X->type));
 }
 static void ad_gather(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_scatter_add); }
 static void ad_scatter_add(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_gather); }

@@ -33,5 +33,10 @@ Inst *ad_mul_either_zero(Builder *b, Inst *u, Inst *v);
 /* v, a reduction of a value of type x over `axes`, with those axes kept
  * as 1s and broadcast back to x's shape (in v's dtype). */
 Inst *ad_spread(Builder *b, Inst *v, const Type *x, unsigned axes);
+/* The one axis an F_AXIS op works along. */
+static inline int ad_axis_of(const Inst *y) { return __builtin_ctz(y->axes); }
+/* prod's second derivative is not implemented: report it at loc (both
+ * directions reach it, prod_others having no derivative). */
+void ad_prod_second_order(Module *m, Loc loc);
 
 #endif

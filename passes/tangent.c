@@ -178,6 +178,27 @@ static Inst *tg_matmul(TG *t, Inst *y, Inst *const *d) {
   Inst *dr = d[1] ? ir_matmulz_into(B, X, d[1], &y->type) : NULL;
   return plus(t, dl, dr);
 }
+/* prod along K: the sum over K of each tangent times the product of the
+ * others (prod_others, as the adjoint). */
+static Inst *tg_prod(TG *t, Inst *y, Inst *const *d) {
+  Inst *others = ir_along(B, OP_prod_others, X, ad_axis_of(y));
+  return ir_reduce(B, OP_sum, chain(t, d[0], others), y->axes);
+}
+static Inst *tg_prod_others(TG *t, Inst *y, Inst *const *d) {
+  (void)d;
+  ad_prod_second_order(t->b.m, y->loc);
+  return NULL;
+}
+/* concat: the tangents joined the same way, zeros for the operands that
+ * have none. */
+static Inst *tg_concat(TG *t, Inst *y, Inst *const *d) {
+  Inst **args = xmalloc(sizeof(Inst *) * (size_t)y->nargs);
+  for (int k = 0; k < y->nargs; k++)
+    args[k] = d[k] ? d[k] : K(t, y->args[k], 0);
+  Inst *r = ir_clone_inst(B, y, args);
+  free(args);
+  return r;
+}
 #undef X
 #undef Y2
 #undef B
@@ -211,15 +232,15 @@ void tg_block(TG *t, Inst *first) {
     Inst *c = ir_copy_inst(&t->b, i, NULL, NULL);
     if (!i->active || i->nregions)
       continue;
-    Inst *dv[4] = {NULL, NULL, NULL, NULL};
+    Inst *small[4], **dv = i->nargs <= 4 ? small : xmalloc(sizeof(Inst *) * (size_t)i->nargs);
     bool any = false;
-    for (int k = 0; k < i->nargs && k < 4; k++)
+    for (int k = 0; k < i->nargs; k++)
       any |= (dv[k] = ptrmap_get(&t->tan, i->args[k])) != NULL;
-    if (!any)
-      continue;
-    Inst *d = rules[i->op](t, c, dv);
+    Inst *d = any ? rules[i->op](t, c, dv) : NULL;
     if (d)
       *ptrmap_slot(&t->tan, i) = d;
+    if (dv != small)
+      free(dv);
   }
 }
 

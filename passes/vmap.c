@@ -156,12 +156,38 @@ static Inst *batch_matmul(VM *v, Inst *i) {
   return ir_reshape(&v->b, c, &want);
 }
 
+/* An op along one axis (indexing, prod, cumsum, concat, ...), one axis
+ * further in: the data batched, an index as it is. */
+static Inst *batch_along(VM *v, Inst *i, const Type *t) {
+  Inst **args = xmalloc(sizeof(Inst *) * (size_t)(i->nargs + 1));
+  for (int k = 0; k < i->nargs; k++) {
+    Inst *x = i->args[k];
+    if (ir_is_float(x->type.dtype)) {
+      args[k] = batched(v, x);
+      continue;
+    }
+    if (x->active)
+      unbatchable(v, i, "its index");
+    args[k] = x->aux;
+    if (i->op == OP_take_along || i->op == OP_scatter_along) { /* the index has data's rank */
+      Type it = bt(v, &x->type);
+      args[k] = ir_broadcast(&v->b, args[k], &it);
+    }
+  }
+  Inst *c = retyped(v, i, args, t);
+  c->axes = i->axes << 1;
+  free(args);
+  return c;
+}
+
 /* The batched copy of a non-region instruction that depends on the batched
  * parameters. */
 static Inst *batch_inst(VM *v, Inst *i) {
   Inst *a[3] = {NULL, NULL, NULL};
   Type t = bt(v, &i->type);
   const OpInfo *info = &ir_ops[i->op];
+  if (info->flags & F_AXIS) /* before the shape rule: cumsum is SH_SAME, yet not elementwise */
+    return batch_along(v, i, &t);
   switch (info->shape) {
   case SH_SAME:
   case SH_CMP:
@@ -191,27 +217,6 @@ static Inst *batch_inst(VM *v, Inst *i) {
     return batch_matmul(v, i);
   default:
     break;
-  }
-  if (info->flags & F_AXIS) { /* one axis further in: the data batched, an index as it is */
-    Inst **args = xmalloc(sizeof(Inst *) * (size_t)(i->nargs + 1));
-    for (int k = 0; k < i->nargs; k++) {
-      Inst *x = i->args[k];
-      if (ir_is_float(x->type.dtype)) {
-        args[k] = batched(v, x);
-        continue;
-      }
-      if (x->active)
-        unbatchable(v, i, "its index");
-      args[k] = x->aux;
-      if (i->op == OP_take_along || i->op == OP_scatter_along) { /* the index has data's rank */
-        Type it = bt(v, &x->type);
-        args[k] = ir_broadcast(&v->b, args[k], &it);
-      }
-    }
-    Inst *c = retyped(v, i, args, &t);
-    c->axes = i->axes << 1;
-    free(args);
-    return c;
   }
   switch (i->op) {
   case OP_convert:
