@@ -66,10 +66,7 @@ static void check_sizes(Body *B, int n) {
  * keeps LLVM's time on it in proportion. */
 enum { MATH_INLINE_MAX = 256 };
 
-static bool expands_to_math(Op op) {
-  return op == OP_exp || op == OP_log || op == OP_log1p || op == OP_expm1 || op == OP_tanh ||
-         op == OP_sigmoid || op == OP_softplus;
-}
+static bool expands_to_math(Op op) { return (ir_ops[op].flags & F_MATH) != 0; }
 
 /* Where argument k's data is, in the body: its parameter, or for a wide
  * signature the two loads through the export's array of descriptors,

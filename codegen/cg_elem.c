@@ -176,6 +176,30 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
     return cg_math_call(g, "sigmoid", cg_math_sigmoid, a[0]);
   case OP_softplus:
     return cg_math_call(g, "softplus", cg_math_softplus, a[0]);
+  case OP_log2:
+    return cg_math_call(g, "log2", cg_math_log2, a[0]);
+  case OP_log10:
+    return cg_math_call(g, "log10", cg_math_log10, a[0]);
+  case OP_tan:
+    return cg_math_call(g, "tan", cg_math_tan, a[0]);
+  case OP_atan:
+    return cg_math_call(g, "atan", cg_math_atan, a[0]);
+  case OP_asin:
+    return cg_math_call(g, "asin", cg_math_asin, a[0]);
+  case OP_acos:
+    return cg_math_call(g, "acos", cg_math_acos, a[0]);
+  case OP_sinh:
+    return cg_math_call(g, "sinh", cg_math_sinh, a[0]);
+  case OP_cosh:
+    return cg_math_call(g, "cosh", cg_math_cosh, a[0]);
+  case OP_erf:
+    return cg_math_call(g, "erf", cg_math_erf, a[0]);
+  case OP_lgamma:
+    return cg_math_call(g, "lgamma", cg_math_lgamma, a[0]);
+  case OP_polygamma: /* one emitter per order: inline */
+    return cg_math_polygamma(g->mod, b, a[0], i->index);
+  case OP_atan2: /* two operands: always inline */
+    return cg_math_atan2(g->mod, b, a[0], a[1]);
   case OP_sqrt:
     return call1(g, "llvm.sqrt", a[0]);
   case OP_rsqrt:

@@ -91,219 +91,7 @@
  * keep relative accuracy (and the sign of -0). Nothing is flushed to zero
  * unless the CPU runs with FTZ/DAZ.
  */
-#include "cg_math.h"
-
-#include <assert.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* The type of the value being computed and its same-shaped integer type. */
-typedef struct {
-    LLVMModuleRef m;
-    LLVMBuilderRef b;
-    LLVMContextRef cx;
-    LLVMTypeRef ft, it;   /* float/double (vector) and i32/i64 (vector) */
-    LLVMTypeRef fe, ie;   /* element types */
-    unsigned lanes;       /* 0 for a scalar */
-    int dbl;              /* element is double */
-} Ctx;
-
-static Ctx ctx_for(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
-{
-    Ctx c;
-    c.m = m;
-    c.b = b;
-    c.ft = LLVMTypeOf(x);
-    c.cx = LLVMGetTypeContext(c.ft);
-    c.lanes = 0;
-    c.fe = c.ft;
-    if (LLVMGetTypeKind(c.ft) == LLVMVectorTypeKind) {
-        c.lanes = LLVMGetVectorSize(c.ft);
-        c.fe = LLVMGetElementType(c.ft);
-    }
-    assert(LLVMGetTypeKind(c.fe) == LLVMFloatTypeKind ||
-           LLVMGetTypeKind(c.fe) == LLVMDoubleTypeKind);
-    c.dbl = LLVMGetTypeKind(c.fe) == LLVMDoubleTypeKind;
-    c.ie = c.dbl ? LLVMInt64TypeInContext(c.cx) : LLVMInt32TypeInContext(c.cx);
-    c.it = c.lanes ? LLVMVectorType(c.ie, c.lanes) : c.ie;
-    return c;
-}
-
-/* ---- constants and instruction shorthands ---- */
-
-static LLVMValueRef splat(const Ctx *c, LLVMValueRef s)
-{
-    if (!c->lanes)
-        return s;
-    LLVMValueRef *v = malloc(c->lanes * sizeof *v);
-    if (!v)
-        abort();
-    for (unsigned i = 0; i < c->lanes; i++)
-        v[i] = s;
-    LLVMValueRef r = LLVMConstVector(v, c->lanes);
-    free(v);
-    return r;
-}
-
-/* A float constant; for float the value is rounded to float (the tables
- * below only hold values that are exact in the target type). */
-static LLVMValueRef cf(const Ctx *c, double v)
-{
-    return splat(c, LLVMConstReal(c->fe, v));
-}
-
-static LLVMValueRef ci(const Ctx *c, int64_t v)
-{
-    return splat(c, LLVMConstInt(c->ie, (unsigned long long)v, 1));
-}
-
-/* Select a float or a double constant. */
-static LLVMValueRef cfd(const Ctx *c, double f32val, double f64val)
-{
-    return cf(c, c->dbl ? f64val : f32val);
-}
-
-static LLVMValueRef fadd_(const Ctx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildFAdd(c->b, a, b, "");
-}
-static LLVMValueRef fsub_(const Ctx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildFSub(c->b, a, b, "");
-}
-static LLVMValueRef fmul_(const Ctx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildFMul(c->b, a, b, "");
-}
-static LLVMValueRef fdiv_(const Ctx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildFDiv(c->b, a, b, "");
-}
-static LLVMValueRef fcmp(const Ctx *c, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildFCmp(c->b, p, a, b, "");
-}
-static LLVMValueRef sel(const Ctx *c, LLVMValueRef cond, LLVMValueRef a, LLVMValueRef b)
-{
-    return LLVMBuildSelect(c->b, cond, a, b, "");
-}
-static LLVMValueRef to_int(const Ctx *c, LLVMValueRef v)
-{
-    return LLVMBuildBitCast(c->b, v, c->it, "");
-}
-static LLVMValueRef to_fp(const Ctx *c, LLVMValueRef v)
-{
-    return LLVMBuildBitCast(c->b, v, c->ft, "");
-}
-
-/* Call the overloaded intrinsic NAME on type ty with nargs arguments. */
-static LLVMValueRef call_intrinsic_t(const Ctx *c, const char *name, LLVMTypeRef ty,
-                                     LLVMValueRef *args, unsigned nargs)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    assert(id != 0);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->m, id, &ty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(c->cx, id, &ty, 1);
-    return LLVMBuildCall2(c->b, fty, fn, args, nargs, "");
-}
-static LLVMValueRef call_intrinsic(const Ctx *c, const char *name, LLVMValueRef a, LLVMValueRef b2)
-{
-    LLVMValueRef args[2] = {a, b2};
-    return call_intrinsic_t(c, name, c->ft, args, b2 ? 2 : 1);
-}
-static LLVMValueRef fabs_(const Ctx *c, LLVMValueRef a)
-{
-    return call_intrinsic(c, "llvm.fabs", a, NULL);
-}
-static LLVMValueRef copysign_(const Ctx *c, LLVMValueRef mag, LLVMValueRef sgn)
-{
-    return call_intrinsic(c, "llvm.copysign", mag, sgn);
-}
-/* a*b + d, fused where the target has an FMA (llvm.fmuladd). */
-static LLVMValueRef fma_(const Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef d)
-{
-    LLVMValueRef args[3] = {a, b, d};
-    return call_intrinsic_t(c, "llvm.fmuladd", c->ft, args, 3);
-}
-/* Signed integer max of an integer (vector) and a constant. */
-static LLVMValueRef smax_(const Ctx *c, LLVMValueRef a, int64_t v)
-{
-    LLVMValueRef args[2] = {a, ci(c, v)};
-    return call_intrinsic_t(c, "llvm.smax", c->it, args, 2);
-}
-
-/* Horner evaluation of coef[0] + coef[1] t + ... + coef[n-1] t^(n-1), one
- * fmuladd per coefficient. If neg, the negated polynomial (the table is
- * negated while emitting, which costs nothing at run time). */
-static LLVMValueRef poly_s(const Ctx *c, LLVMValueRef t, const double *coef, int n, int neg)
-{
-    double s = neg ? -1.0 : 1.0;
-    LLVMValueRef acc = cf(c, s * coef[n - 1]);
-    for (int i = n - 2; i >= 0; i--)
-        acc = fma_(c, acc, t, cf(c, s * coef[i]));
-    return acc;
-}
-static LLVMValueRef poly(const Ctx *c, LLVMValueRef t, const double *coef, int n)
-{
-    return poly_s(c, t, coef, n, 0);
-}
-
-/* Clamp to [lo, hi] with selects: unlike minnum/maxnum a NaN passes through
- * unchanged (both compares are false for NaN); on x86 each select is one
- * min/max instruction. */
-static LLVMValueRef clamp_hi(const Ctx *c, LLVMValueRef x, double hi)
-{
-    return sel(c, fcmp(c, LLVMRealOGT, x, cf(c, hi)), cf(c, hi), x);
-}
-static LLVMValueRef clamp_lo(const Ctx *c, LLVMValueRef x, double lo)
-{
-    return sel(c, fcmp(c, LLVMRealOLT, x, cf(c, lo)), cf(c, lo), x);
-}
-static LLVMValueRef clamp(const Ctx *c, LLVMValueRef x, double lo, double hi)
-{
-    return clamp_lo(c, clamp_hi(c, x, hi), lo);
-}
-
-/* ---- parameters of the two formats ---- */
-
-static int mant_bits(const Ctx *c) { return c->dbl ? 52 : 23; }
-static int exp_bias(const Ctx *c) { return c->dbl ? 1023 : 127; }
-
-/* 1.5 * 2^p: adding it to |v| < 2^(p-1) rounds v to an integer (in the
- * default rounding mode) and leaves that integer in the low mantissa bits. */
-static double magic(const Ctx *c) { return c->dbl ? 6755399441055744.0 : 12582912.0; }
-static int64_t magic_bits(const Ctx *c)
-{
-    return c->dbl ? INT64_C(0x4338000000000000) : INT64_C(0x4B400000);
-}
-
-/* 2^k for an integer vector k with -bias < k <= bias: exponent bits. */
-static LLVMValueRef pow2i(const Ctx *c, LLVMValueRef k)
-{
-    LLVMValueRef e = LLVMBuildAdd(c->b, k, ci(c, exp_bias(c)), "");
-    return to_fp(c, LLVMBuildShl(c->b, e, ci(c, mant_bits(c)), ""));
-}
-
-/* Exact integer -> float for |k| < 2^(p-1). float: sitofp (one instruction
- * everywhere); double: the inverse of the magic-number rounding, since
- * i64 -> double has no instruction before AVX-512DQ. */
-static LLVMValueRef int_to_fp(const Ctx *c, LLVMValueRef k)
-{
-    if (!c->dbl)
-        return LLVMBuildSIToFP(c->b, k, c->ft, "");
-    LLVMValueRef t = to_fp(c, LLVMBuildAdd(c->b, k, ci(c, magic_bits(c)), ""));
-    return fsub_(c, t, cf(c, magic(c)));
-}
-
-/* ln2 split for Cody-Waite: k*LN2_HI is exact for |k| < 2^15 (float: 9
- * significant bits, cephes) / 2^21 (double: low 32 bits zero, fdlibm). */
-static LLVMValueRef ln2_hi(const Ctx *c) { return cfd(c, 0.693359375, 0.6931471803691238); }
-static LLVMValueRef ln2_lo(const Ctx *c)
-{
-    return cfd(c, -0.00021219444170128554, 1.9082149292705877e-10);
-}
+#include "cg_math_internal.h"
 
 /* ---- exp core ----
  *
@@ -383,11 +171,21 @@ static LLVMValueRef exp_clamp_lo(const Ctx *c, LLVMValueRef x)
  * 0.17, inner rounding 0.17, P 0.14: <= 1 ulp, measured 0.95 (see top). */
 static LLVMValueRef exp_emit(const Ctx *c, LLVMValueRef x)
 {
+    return cgm_exp_scaled(c, x, 0);
+}
+
+/* The same times 2^e (in the exponent: k + e stays within pow2_split's
+ * range, and the clamp's upper end moves up by one so that exp(x)/2
+ * overflows only where it should). */
+LLVMValueRef cgm_exp_scaled(const Ctx *c, LLVMValueRef x, int e)
+{
     LLVMValueRef k, s1, s2;
-    LLVMValueRef r = exp_reduce(c, exp_clamp(c, x), &k);
+    LLVMValueRef xc = e < 0 ? (c->dbl ? clamp(c, x, -746.0, 711.0) : clamp(c, x, -104.0, 90.0))
+                            : exp_clamp(c, x);
+    LLVMValueRef r = exp_reduce(c, xc, &k);
     LLVMValueRef one = cf(c, 1.0);
     LLVMValueRef p = fma_(c, r, fma_(c, r, exp_poly(c, r), one), one);
-    pow2_split(c, k, &s1, &s2);
+    pow2_split(c, e ? LLVMBuildAdd(c->b, k, ci(c, e), "") : k, &s1, &s2);
     return fmul_(c, fmul_(c, p, s1), s2);
 }
 
@@ -510,7 +308,31 @@ enum { LOG_PLAIN, LOG_DENORMALS, LOG1P, LOG1P_01 };
  * (scaled by 2^25 / 2^54 first); LOG1P: log1p(x), LOG1P_01: log1p(x) for x
  * in [0, 1] or NaN (no special cases). Special inputs (0, <0, inf, NaN)
  * are handled by selects except for LOG1P_01. */
+static LLVMValueRef log_core_base(const Ctx *c, LLVMValueRef x, int mode, int base);
 static LLVMValueRef log_core(const Ctx *c, LLVMValueRef x, int mode)
+{
+    return log_core_base(c, x, mode, CGM_LN);
+}
+
+LLVMValueRef cgm_log(const Ctx *c, LLVMValueRef x, int base)
+{
+    return log_core_base(c, x, LOG_DENORMALS, base);
+}
+
+/* log2 and log10 take the same pieces: log_b(x) = e log_b(2) + L log_b(e)
+ * with L = log1p(f) (no e terms). log2 adds the exact e last, so a power
+ * of two gives its exponent exactly; log10 splits log10(2) into hi + lo
+ * as log does ln 2. */
+static LLVMValueRef log_other_base(const Ctx *c, LLVMValueRef ef, LLVMValueRef L, int base)
+{
+    if (base == CGM_LOG2)
+        return fma_(c, L, cfd(c, 1.4426950408889634, 1.4426950408889634), ef);
+    LLVMValueRef lo = fmul_(c, ef, cfd(c, -1.4320988897559699e-08, -2.8037281277851704e-18));
+    return fma_(c, ef, cfd(c, 0.3010300099849701, 0.3010299956639812),
+                fma_(c, L, cfd(c, 0.4342944819032518, 0.4342944819032518), lo));
+}
+
+static LLVMValueRef log_core_base(const Ctx *c, LLVMValueRef x, int mode, int base)
 {
     LLVMValueRef xs = x, eadj = NULL, u = x, cerr = NULL;
     if (mode == LOG_DENORMALS) {
@@ -558,16 +380,23 @@ static LLVMValueRef log_core(const Ctx *c, LLVMValueRef x, int mode)
         LLVMValueRef z = fmul_(c, s, s);
         LLVMValueRef R = fmul_(c, z, poly(c, z, log_h_f64, 7));
         LLVMValueRef hfsq = fmul_(c, hf, f);
-        LLVMValueRef nt = fma_(c, fsub_(c, cf(c, 0.0), s), fadd_(c, hfsq, R),
-                               fmul_(c, ef, fsub_(c, cf(c, 0.0), ln2_lo(c))));
-        y = fma_(c, ef, ln2_hi(c), fsub_(c, f, fma_(c, hf, f, nt)));
+        if (base != CGM_LN) {
+            LLVMValueRef T = fmul_(c, s, fadd_(c, hfsq, R));
+            y = log_other_base(c, ef, fsub_(c, f, fsub_(c, hfsq, T)), base);
+        } else {
+            LLVMValueRef nt = fma_(c, fsub_(c, cf(c, 0.0), s), fadd_(c, hfsq, R),
+                                   fmul_(c, ef, fsub_(c, cf(c, 0.0), ln2_lo(c))));
+            y = fma_(c, ef, ln2_hi(c), fsub_(c, f, fma_(c, hf, f, nt)));
+        }
     } else {
         /* e*ln2 is added by one more fmuladd. With an FMA the product is
          * exact, and float(ln2) = 0.693147182464599609375 is within 2.8e-9
          * relative of ln2 (0.05 ulp), so no hi/lo split is needed; without
          * an FMA it rounds once more. */
         LLVMValueRef pm = fma_(c, poly(c, f, log_p_f32, 9), f, cf(c, -0.5));
-        y = fma_(c, ef, cf(c, 0.693147182464599609375), fma_(c, fmul_(c, f, f), pm, f));
+        LLVMValueRef L = fma_(c, fmul_(c, f, f), pm, f);
+        y = base != CGM_LN ? log_other_base(c, ef, L, base)
+                           : fma_(c, ef, cf(c, 0.693147182464599609375), L);
     }
 
     if (mode == LOG1P_01)
@@ -600,6 +429,18 @@ LLVMValueRef cg_math_expm1(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
      * overflows (the clamp keeps k-1 <= 127 / 1023). NaN passes. */
     LLVMValueRef xc = c.dbl ? clamp(&c, x, -40.0, 710.0) : clamp(&c, x, -30.0, 89.0);
     return sel(&c, tiny(&c, x), x, expm1_core(&c, xc));
+}
+
+LLVMValueRef cg_math_log2(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    Ctx c = ctx_for(m, b, x);
+    return cgm_log(&c, x, CGM_LOG2);
+}
+
+LLVMValueRef cg_math_log10(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    Ctx c = ctx_for(m, b, x);
+    return cgm_log(&c, x, CGM_LOG10);
 }
 
 LLVMValueRef cg_math_log(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)

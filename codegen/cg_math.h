@@ -31,4 +31,23 @@ LLVMValueRef cg_math_sigmoid(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
 /* log(1+exp(x)) */
 LLVMValueRef cg_math_softplus(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
 
+/* v3 (cg_math.c, cg_math_trig.c, cg_math_gamma.c) */
+LLVMValueRef cg_math_log2(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_log10(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+/* tan: NaN for |x| beyond these (cg_math_trig.c says why) */
+#define TAN_MAX_F64 0x1p30
+#define TAN_MAX_F32 0x1p17
+LLVMValueRef cg_math_tan(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_atan(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_asin(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_acos(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_sinh(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_cosh(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_erf(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+LLVMValueRef cg_math_lgamma(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x);
+/* psi^(n)(x): digamma for n = 0 */
+LLVMValueRef cg_math_polygamma(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x, int n);
+/* atan2(y, x), C's (signed zeros and infinities as C99 F.9.1.4) */
+LLVMValueRef cg_math_atan2(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef y, LLVMValueRef x);
+
 #endif

@@ -40,6 +40,12 @@ static const struct Builtin builtins[] = {
     {"uniform", B_RANDOM, OP_uniform}, {"normal", B_RANDOM, OP_normal},
     {"split", B_SPLIT, OP_split},
     /* v3: real ops of their own (ops.def) */
+    {"tan", B_UNARY, OP_tan},         {"asin", B_UNARY, OP_asin},
+    {"acos", B_UNARY, OP_acos},       {"atan", B_UNARY, OP_atan},
+    {"sinh", B_UNARY, OP_sinh},       {"cosh", B_UNARY, OP_cosh},
+    {"log2", B_UNARY, OP_log2},       {"log10", B_UNARY, OP_log10},
+    {"erf", B_UNARY, OP_erf},         {"lgamma", B_UNARY, OP_lgamma},
+    {"atan2", B_BINARY, OP_atan2},
     {"prod", B_REDUCE, OP_prod},
     {"cumsum", B_SCAN, OP_cumsum},    {"concat", B_CONCAT, OP_concat},
     /* v3: the spec's formulas of other ops (lower_formula.c) */

@@ -606,6 +606,12 @@ Inst *ir_along(Builder *b, Op op, Inst *x, int axis) {
   return build(b, op, &x, 1, proto);
 }
 
+Inst *ir_polygamma(Builder *b, int order, Inst *x) {
+  Inst proto = {0};
+  proto.index = order;
+  return build(b, OP_polygamma, &x, 1, proto);
+}
+
 Inst *ir_concat(Builder *b, Inst **xs, int n, int axis, const Type *t) {
   Inst proto = {0};
   proto.axes = 1u << axis;

@@ -98,7 +98,7 @@ typedef enum {
 } Op;
 
 enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8, F_INT = 16, F_INTONLY = 32, F_FAILS = 64,
-       F_AXIS = 128 };
+       F_AXIS = 128, F_MATH = 256 };
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,
@@ -148,7 +148,8 @@ struct Inst {
   Function *callee;         /* call: the function called */
   int wrt;                  /* param: its index; call: which result of the
                                callee (0 if one) */
-  int index;                /* proj: which result; arg: which block argument */
+  int index;                /* proj: which result; arg: which block argument;
+                               polygamma: the order n of psi^(n) */
   Region *regions;          /* for, while, if: their bodies */
   int nregions;
   Region *parent;           /* the region it is in; NULL: the function body */
@@ -322,6 +323,7 @@ Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
 Inst *ir_size_value(Builder *b, Dim d); /* the i32 scalar d (a count) */
 /* An op along one axis (ops.def F_AXIS: prod, prod_others, cumsum, ...). */
 Inst *ir_along(Builder *b, Op op, Inst *x, int axis);
+Inst *ir_polygamma(Builder *b, int order, Inst *x);
 /* xs[0..n) joined along `axis` into type t (the lengths' sum on axis). */
 Inst *ir_concat(Builder *b, Inst **xs, int n, int axis, const Type *t);
 Inst *ir_matmul(Builder *b, Inst *x, Inst *y);

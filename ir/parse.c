@@ -608,7 +608,7 @@ static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, boo
     error_at(p, optok->loc, op == OP_custom ? "%s needs {rules=N}" : "%s takes no rules", name);
     ok = false;
   }
-  bool indexed = op == OP_proj;
+  bool indexed = op == OP_proj || op == OP_polygamma;
   if (indexed != a->has_index) {
     error_at(p, optok->loc, indexed ? "%s needs {index=N}" : "%s takes no index", name);
     ok = false;

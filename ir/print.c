@@ -115,7 +115,7 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
   default:
     break;
   }
-  if (i->op == OP_proj)
+  if (i->op == OP_proj || i->op == OP_polygamma)
     fprintf(out, " {index=%d}", i->index);
   if (i->op == OP_custom)
     fprintf(out, " {rules=%d}", i->index);

@@ -111,6 +111,54 @@ static void ad_sigmoid(AD *a, Inst *y, Inst *g) {
 static void ad_softplus(AD *a, Inst *y, Inst *g) {
   contribute(a, X, chain(a, g, ir_unary(B, OP_sigmoid, X)));
 }
+/* The v3 functions' partial derivatives, which the adjoint (g times them)
+ * and the tangent (passes/tangent.c: t times them) share, so both
+ * directions compute the same local derivatives: dy/d(operand k). */
+Inst *ad_partial(Builder *b, Inst *y, int k) {
+  Inst *x = y->args[0];
+  Inst *one = ir_const_like(b, &y->type, 1);
+  switch (y->op) {
+  case OP_tan: /* 1 + tan^2 */
+    return ir_binary(b, OP_add, one, ir_binary(b, OP_mul, y, y));
+  case OP_asin:
+  case OP_acos: { /* +-1 / sqrt((1 - x)(1 + x)): exact near |x| = 1 */
+    Inst *q = ir_binary(b, OP_mul, ir_binary(b, OP_sub, one, x), ir_binary(b, OP_add, one, x));
+    Inst *r = ir_unary(b, OP_rsqrt, q);
+    return y->op == OP_asin ? r : ir_unary(b, OP_neg, r);
+  }
+  case OP_atan:
+    return ir_binary(b, OP_div, one, ir_binary(b, OP_add, one, ir_unary(b, OP_square, x)));
+  case OP_sinh:
+    return ir_unary(b, OP_cosh, x);
+  case OP_cosh:
+    return ir_unary(b, OP_sinh, x);
+  case OP_log2:
+  case OP_log10: { /* 1 / (x ln base) */
+    double ln_base = y->op == OP_log2 ? 0.69314718055994530942 : 2.30258509299404568402;
+    return ir_binary(b, OP_div, ir_const_like(b, &y->type, 1 / ln_base), x);
+  }
+  case OP_erf: { /* 2/sqrt(pi) e^(-x^2) */
+    Inst *e = ir_unary(b, OP_exp, ir_unary(b, OP_neg, ir_unary(b, OP_square, x)));
+    return ir_binary(b, OP_mul, ir_const_like(b, &y->type, 1.12837916709551257390), e);
+  }
+  case OP_lgamma:
+    return ir_polygamma(b, 0, x);
+  case OP_polygamma:
+    return ir_polygamma(b, y->index + 1, x);
+  case OP_atan2: { /* atan2(u, v): d/du = v / (u^2 + v^2), d/dv = -u / (u^2 + v^2) */
+    Inst *v = y->args[1];
+    Inst *r2 = ir_binary(b, OP_add, ir_unary(b, OP_square, x), ir_unary(b, OP_square, v));
+    return k == 0 ? ir_binary(b, OP_div, v, r2) : ir_unary(b, OP_neg, ir_binary(b, OP_div, x, r2));
+  }
+  default:
+    die("ad_partial: %s has no partial derivatives here", ir_ops[y->op].name);
+  }
+}
+static void ad_partials(AD *a, Inst *y, Inst *g) {
+  for (int k = 0; k < y->nargs; k++)
+    if (y->args[k]->active)
+      contribute(a, y->args[k], chain(a, g, ad_partial(B, y, k)));
+}
 static void ad_relu(AD *a, Inst *y, Inst *g) { /* relu'(0) = 0 */
   Inst *pos = ir_binary(B, OP_gt, X, K(a, y, 0));
   contribute(a, X, ir_select(B, pos, g, K(a, y, 0)));

@@ -33,6 +33,10 @@ Inst *ad_mul_either_zero(Builder *b, Inst *u, Inst *v);
 /* v, a reduction of a value of type x over `axes`, with those axes kept
  * as 1s and broadcast back to x's shape (in v's dtype). */
 Inst *ad_spread(Builder *b, Inst *v, const Type *x, unsigned axes);
+/* dy/d(operand k) for the ops whose rules are ad_partials/tg_partials in
+ * ir/ops.def (the v3 functions): both directions take their local
+ * derivatives from here. */
+Inst *ad_partial(Builder *b, Inst *y, int k);
 /* The one axis an F_AXIS op works along. */
 static inline int ad_axis_of(const Inst *y) { return __builtin_ctz(y->axes); }
 /* prod's second derivative is not implemented: report it at loc (both

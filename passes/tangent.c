@@ -178,6 +178,15 @@ static Inst *tg_matmul(TG *t, Inst *y, Inst *const *d) {
   Inst *dr = d[1] ? ir_matmulz_into(B, X, d[1], &y->type) : NULL;
   return plus(t, dl, dr);
 }
+/* The v3 functions: the sum of each tangent times the partial derivative
+ * the adjoint uses (ad_partial). */
+static Inst *tg_partials(TG *t, Inst *y, Inst *const *d) {
+  Inst *r = NULL;
+  for (int k = 0; k < y->nargs; k++)
+    if (d[k])
+      r = plus(t, r, chain(t, d[k], ad_partial(B, y, k)));
+  return r;
+}
 /* prod along K: the sum over K of each tangent times the product of the
  * others (prod_others, as the adjoint). */
 static Inst *tg_prod(TG *t, Inst *y, Inst *const *d) {

@@ -2,7 +2,9 @@
  *
  * Usage: gen_math [-cpu NAME] OUT.o [OUT.ll]
  *
- * For every function F in exp, exp_shifted, expm1, log, log1p, tanh, sigmoid, softplus
+ * For every function F in exp, exp_shifted, expm1, log, log1p, tanh, sigmoid, softplus,
+ * log2, log10, tan, atan, asin, acos, sinh, cosh, erf, atan2 (two ways, below),
+ * lgamma and the polygammas of order 0, 1, 2 (digamma, trigamma, tetragamma)
  * and T in f32, f64 it emits
  *   void sg_test_F_T(const T *x, T *y, int64_t n)    scalar emitter in a loop,
  *                                                    left to the vectorizer
@@ -27,6 +29,42 @@
 #include "../../codegen/cg_math.h"
 
 typedef LLVMValueRef (*Emitter)(LLVMModuleRef, LLVMBuilderRef, LLVMValueRef);
+enum { VLANES_MAX = 16 };
+
+/* atan2 takes two operands: tested as atan2(x, 0.6 - x) and atan2(0.3 - x,
+ * x), which between them put (x, y) in every quadrant and on both axes. */
+static LLVMValueRef splat_like(LLVMValueRef x, double v)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+        return LLVMConstReal(t, v);
+    LLVMValueRef e[VLANES_MAX];
+    unsigned n = LLVMGetVectorSize(t);
+    for (unsigned i = 0; i < n; i++)
+        e[i] = LLVMConstReal(LLVMGetElementType(t), v);
+    return LLVMConstVector(e, n);
+}
+static LLVMValueRef atan2_a(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    return cg_math_atan2(m, b, x, LLVMBuildFSub(b, splat_like(x, 0.6), x, ""));
+}
+static LLVMValueRef atan2_b(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    return cg_math_atan2(m, b, LLVMBuildFSub(b, splat_like(x, 0.3), x, ""), x);
+}
+
+static LLVMValueRef digamma(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    return cg_math_polygamma(m, b, x, 0);
+}
+static LLVMValueRef trigamma(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    return cg_math_polygamma(m, b, x, 1);
+}
+static LLVMValueRef tetragamma(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef x)
+{
+    return cg_math_polygamma(m, b, x, 2);
+}
 
 static const struct {
     const char *name;
@@ -36,6 +74,11 @@ static const struct {
     {"expm1", cg_math_expm1},     {"log", cg_math_log},
     {"log1p", cg_math_log1p},     {"tanh", cg_math_tanh},   {"sigmoid", cg_math_sigmoid},
     {"softplus", cg_math_softplus},
+    {"log2", cg_math_log2},       {"log10", cg_math_log10}, {"tan", cg_math_tan},
+    {"atan", cg_math_atan},       {"asin", cg_math_asin},   {"acos", cg_math_acos},
+    {"sinh", cg_math_sinh},       {"cosh", cg_math_cosh},   {"erf", cg_math_erf},
+    {"atan2_a", atan2_a},         {"atan2_b", atan2_b},     {"lgamma", cg_math_lgamma},
+    {"digamma", digamma},         {"trigamma", trigamma},   {"tetragamma", tetragamma},
 };
 enum { NFUNCS = sizeof funcs / sizeof funcs[0], VLANES = 8 };
 

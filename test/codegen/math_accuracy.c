@@ -13,8 +13,12 @@
  * for float, long double for double) as |got - exact| / ulp(exact); a
  * correctly rounded result scores <= 0.5. Fails (exit 1, with file:line,
  * input, got and expected) above each function's bound: float 2 ulp for
- * exp, log, tanh, sigmoid and 3 ulp for expm1, log1p, softplus; double
- * 4 ulp for all. (cg_math.c uses llvm.fmuladd, so the last bit may differ
+ * exp, log, tanh, sigmoid, log2, log10 and 3 ulp for expm1, log1p,
+ * softplus, tan, atan, asin, acos, sinh, cosh, erf, atan2; 4 (5 for
+ * trigamma, tetragamma) for lgamma and the polygammas; double 4 ulp (5).
+ * lgamma and the polygammas below 0 (reflection formulas) are measured in
+ * ulps of |f(x)| + |f(1-x)|, the size of the terms that cancel there
+ * (absneg). (cg_math.c uses llvm.fmuladd, so the last bit may differ
  * between CPUs with and without FMA; the bounds hold for both.)
  *
  * Usage: math_accuracy [--exhaustive] [--only NAME] [--bench]
@@ -46,6 +50,21 @@ DECL(log1p)
 DECL(tanh)
 DECL(sigmoid)
 DECL(softplus)
+DECL(log2)
+DECL(log10)
+DECL(tan)
+DECL(atan)
+DECL(asin)
+DECL(acos)
+DECL(sinh)
+DECL(cosh)
+DECL(erf)
+DECL(atan2_a)
+DECL(atan2_b)
+DECL(lgamma)
+DECL(digamma)
+DECL(trigamma)
+DECL(tetragamma)
 
 /* References. exp_shifted is exp below its clamp (43 / 664), a constant
  * above (NaN compares false and stays NaN). */
@@ -70,6 +89,85 @@ static long double softplus_l(long double x)
     return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x)));
 }
 
+/* tan is NaN beyond TAN_MAX (cg_math.h) */
+static double tan_d(double x) { return fabs(x) <= 0x1p17 ? tan(x) : NAN; }
+static long double tan_l(long double x) { return fabsl(x) <= 0x1p30 ? tanl(x) : NAN; }
+/* atan2 as gen_math.c tests it, in the reference's precision */
+static double atan2_a_d(double x) { return atan2(x, (double)(float)(0.6f - (float)x)); }
+static long double atan2_a_l(long double x) { return atan2l(x, (long double)(0.6 - (double)x)); }
+static double atan2_b_d(double x) { return atan2((double)(float)(0.3f - (float)x), x); }
+static long double atan2_b_l(long double x) { return atan2l((long double)(0.3 - (double)x), x); }
+
+/* The polygammas psi^(n) in long double (libm has none): for x < 0 by
+ * reflection; for x > 0 the recurrence up to 40, then the asymptotic
+ * series; digamma near its positive root x0 by its Taylor series there
+ * (coefficients psi^(k)(x0)/k! from mpmath), so that it stays relative. */
+static const long double digamma_x0 = 1.46163214496836234128091663864L; /* + x0lo */
+static const long double digamma_x0lo = -1.8257096315963484214601e-20L;
+static const long double digamma_taylor[] = {
+    0.9676722454476211704274448L, -0.4427631689835921060928653L, 0.2584997609556510106244014L,
+    -0.1639427054424065275042513L, 0.1078240506912623657571829L, -0.07219956125645471092612178L,
+    0.04880428816414310722509253L, -0.0331611264748473592922584L, 0.02259764823221810465962483L,
+    -0.01542476590494895913880032L, 0.01053879161661217538812405L, -0.007204534386356868240970474L,
+    0.004926781395729853446354266L, -0.003369801655439328082792857L, 0.00230512632673492783693838L,
+    -0.001576936771430197259270935L, 0.001078825201916296580691918L,
+    -0.0007380709389960051295660474L, 0.0005049532658346020351773982L,
+    -0.000345468025106307699555568L,
+};
+static const long double bern2k[] = {1.0L / 6, -1.0L / 30, 1.0L / 42, -1.0L / 30, 5.0L / 66,
+                                     -691.0L / 2730, 7.0L / 6, -3617.0L / 510, 43867.0L / 798,
+                                     -174611.0L / 330};
+static long double polygamma_l(int n, long double x)
+{
+    const long double pi = 3.14159265358979323846264338327950288L;
+    if (isnan(x) || x == -INFINITY)
+        return NAN;
+    if (x <= 0 && x == roundl(x)) /* a pole: +inf from both sides for odd n */
+        return n % 2 ? INFINITY : NAN;
+    if (x < 0) { /* psi^(n)(x) = (-1)^n psi^(n)(1-x) - pi^(n+1) cot^(n)(pi x) */
+        long double r = x - roundl(x), der;
+        long double c = fabsl(r) == 0.5L ? 0 : 1 / tanl(pi * r); /* cot(pi/2) = 0 exactly */
+        der = n == 0 ? c : n == 1 ? -(1 + c * c) : 2 * c * (1 + c * c); /* n <= 2 */
+        long double p = powl(pi, n + 1);
+        return (n % 2 ? -1 : 1) * polygamma_l(n, 1 - x) - p * der;
+    }
+    if (n == 0 && fabsl(x - digamma_x0) < 0.1L) {
+        long double e = (x - digamma_x0) - digamma_x0lo, s = 0;
+        for (int k = 19; k >= 0; k--)
+            s = (s + digamma_taylor[k]) * e;
+        return s;
+    }
+    long double nf = 1, acc = 0;
+    for (int k = 2; k <= n; k++)
+        nf *= k;
+    while (x < 40) {
+        acc += n == 0 ? -1 / x : nf / powl(x, n + 1) * (n % 2 ? 1 : -1);
+        x += 1;
+    }
+    long double w = 1 / x, s;
+    if (n == 0) {
+        s = logl(x) - w / 2;
+        for (int k = 1; k <= 10; k++)
+            s -= bern2k[k - 1] / (2 * k) * powl(w, 2 * k);
+    } else {
+        s = nf / n * powl(w, n) + nf / 2 * powl(w, n + 1);
+        for (int k = 1; k <= 10; k++) {
+            long double a = bern2k[k - 1];
+            for (int j = 2 * k + n - 1; j > 2 * k; j--)
+                a *= j;
+            s += a * powl(w, 2 * k + n);
+        }
+        s *= n % 2 ? 1 : -1;
+    }
+    return acc + s;
+}
+static long double digamma_l(long double x) { return polygamma_l(0, x); }
+static long double trigamma_l(long double x) { return polygamma_l(1, x); }
+static long double tetragamma_l(long double x) { return polygamma_l(2, x); }
+static double digamma_d(double x) { return (double)polygamma_l(0, x); }
+static double trigamma_d(double x) { return (double)polygamma_l(1, x); }
+static double tetragamma_d(double x) { return (double)polygamma_l(2, x); }
+
 typedef struct {
     const char *name;
     KernF f32, f32v;
@@ -79,18 +177,38 @@ typedef struct {
     double lo32, hi32, lo64, hi64; /* dense sweep, wide range */
     double nlo, nhi;               /* dense sweep near the interesting point */
     double bound32, bound64;       /* max error allowed, ulp */
+    double absneg;                 /* if not 0, the bound below 0, where f(x)
+                                      comes from f(1-x) and a term about
+                                      f(x) -+ f(1-x) (reflection): in ulps
+                                      of |f(x)| + |f(1-x)|, the terms' scale
+                                      (absolute near the zeros there) */
 } Fn;
 
 #define KERNELS(F) sg_test_##F##_f32, sg_testv_##F##_f32, sg_test_##F##_f64, sg_testv_##F##_f64
 static const Fn fns[] = {
-    {"exp", KERNELS(exp), exp, expl, -110, 90, -750, 712, -2, 2, 2, 4},
-    {"exp_shifted", KERNELS(exp_shifted), exp_shifted_d, exp_shifted_l, -110, 50, -750, 670, -2, 2, 2, 4},
-    {"expm1", KERNELS(expm1), expm1, expm1l, -20, 90, -40, 712, -1, 1, 3, 4},
-    {"log", KERNELS(log), log, logl, 0, 10, 0, 10, 0.5, 2, 2, 4},
-    {"log1p", KERNELS(log1p), log1p, log1pl, -1, 10, -1, 10, -0.5, 0.5, 3, 4},
-    {"tanh", KERNELS(tanh), tanh, tanhl, -12, 12, -22, 22, -1, 1, 2, 4},
-    {"sigmoid", KERNELS(sigmoid), sigmoid_d, sigmoid_l, -110, 30, -750, 40, -5, 5, 2, 4},
-    {"softplus", KERNELS(softplus), softplus_d, softplus_l, -110, 100, -750, 750, -5, 5, 3, 4},
+    {"exp", KERNELS(exp), exp, expl, -110, 90, -750, 712, -2, 2, 2, 4, 0},
+    {"exp_shifted", KERNELS(exp_shifted), exp_shifted_d, exp_shifted_l, -110, 50, -750, 670, -2, 2, 2, 4, 0},
+    {"expm1", KERNELS(expm1), expm1, expm1l, -20, 90, -40, 712, -1, 1, 3, 4, 0},
+    {"log", KERNELS(log), log, logl, 0, 10, 0, 10, 0.5, 2, 2, 4, 0},
+    {"log1p", KERNELS(log1p), log1p, log1pl, -1, 10, -1, 10, -0.5, 0.5, 3, 4, 0},
+    {"tanh", KERNELS(tanh), tanh, tanhl, -12, 12, -22, 22, -1, 1, 2, 4, 0},
+    {"sigmoid", KERNELS(sigmoid), sigmoid_d, sigmoid_l, -110, 30, -750, 40, -5, 5, 2, 4, 0},
+    {"softplus", KERNELS(softplus), softplus_d, softplus_l, -110, 100, -750, 750, -5, 5, 3, 4, 0},
+    {"log2", KERNELS(log2), log2, log2l, 0, 10, 0, 10, 0.5, 2, 2, 4, 0},
+    {"log10", KERNELS(log10), log10, log10l, 0, 10, 0, 10, 0.5, 2, 2, 4, 0},
+    {"tan", KERNELS(tan), tan_d, tan_l, -100, 100, -1e5, 1e5, -1.6, 1.6, 3, 4, 0},
+    {"atan", KERNELS(atan), atan, atanl, -20, 20, -20, 20, -1.5, 1.5, 3, 4, 0},
+    {"asin", KERNELS(asin), asin, asinl, -1, 1, -1, 1, -0.01, 0.01, 3, 4, 0},
+    {"acos", KERNELS(acos), acos, acosl, -1, 1, -1, 1, 0.99, 1, 3, 4, 0},
+    {"sinh", KERNELS(sinh), sinh, sinhl, -90, 90, -711, 711, -2, 2, 3, 4, 0},
+    {"cosh", KERNELS(cosh), cosh, coshl, -90, 90, -711, 711, -2, 2, 3, 4, 0},
+    {"erf", KERNELS(erf), erf, erfl, -5, 5, -7, 7, -1.5, 1.5, 3, 4, 0},
+    {"atan2_a", KERNELS(atan2_a), atan2_a_d, atan2_a_l, -10, 10, -10, 10, 0.5, 0.7, 3, 4, 0},
+    {"atan2_b", KERNELS(atan2_b), atan2_b_d, atan2_b_l, -10, 10, -10, 10, -0.1, 0.4, 3, 4, 0},
+    {"lgamma", KERNELS(lgamma), lgamma, lgammal, -30, 1e6, -30, 1e6, 0.5, 3, 4, 4, 6},
+    {"digamma", KERNELS(digamma), digamma_d, digamma_l, -30, 1e6, -30, 1e6, 1, 2, 4, 4, 32},
+    {"trigamma", KERNELS(trigamma), trigamma_d, trigamma_l, -30, 1e4, -30, 1e4, 0.01, 3, 5, 5, 32},
+    {"tetragamma", KERNELS(tetragamma), tetragamma_d, tetragamma_l, -30, 1e4, -30, 1e4, 0.01, 3, 5, 5, 32},
 };
 enum { NFN = sizeof fns / sizeof fns[0] };
 #define CHUNK (1 << 19)
@@ -139,6 +257,7 @@ typedef struct {
     double max;
     double at, got, want;
     long n;
+    double negmax; /* below 0, for the functions with absneg */
 } Stat;
 
 static int same32(float a, float b)
@@ -169,6 +288,17 @@ static void check32(const Fn *f, const float *x, long n, Stat *st, float *y, flo
         }
         double ref = f->ref32(x[i]);
         double e = err32(y[i], ref);
+        double sc = f->absneg && x[i] < 0 ? fabs(ref) + fabs(f->ref32(1 - (double)x[i])) : NAN;
+        double bound = f->bound32;
+        if (isfinite(sc) && isfinite(y[i]) && isfinite((float)ref)) { /* the terms' ulps */
+            e = fabs((double)y[i] - ref) / ulp32(sc);
+            bound = f->absneg;
+            st->negmax = fmax(st->negmax, e);
+            e = 0; /* not in the max over x >= 0 */
+            if (!(fabs((double)y[i] - ref) / ulp32(sc) <= bound) && failures++ < 10)
+                printf("%s:%d: %s f32: x=%a: got %a, expected %.17g: %.3g ulp of the terms > %g\n",
+                       __FILE__, line, f->name, x[i], y[i], ref, fabs((double)y[i] - ref) / ulp32(sc), bound);
+        }
         if (e > st->max || (isnan(e) && !isnan(st->max))) {
             st->max = e;
             st->at = x[i];
@@ -194,6 +324,15 @@ static void check64(const Fn *f, const double *x, long n, Stat *st, double *y, d
         }
         long double ref = f->ref64(x[i]);
         double e = err64(y[i], ref);
+        long double sc = f->absneg && x[i] < 0 ? fabsl(ref) + fabsl(f->ref64(1 - (long double)x[i])) : NAN;
+        if (isfinite(sc) && isfinite(y[i]) && isfinite((double)ref)) { /* the terms' ulps */
+            double en = (double)(fabsl((long double)y[i] - ref) / ulp64(sc));
+            st->negmax = fmax(st->negmax, en);
+            e = 0; /* not in the max over x >= 0 */
+            if (!(en <= f->absneg) && failures++ < 10)
+                printf("%s:%d: %s f64: x=%a: got %a, expected %.21Lg: %.3g ulp of the terms > %g\n",
+                       __FILE__, line, f->name, x[i], y[i], ref, en, f->absneg);
+        }
         if (e > st->max) {
             st->max = e;
             st->at = x[i];
@@ -536,13 +675,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < NFN; i++) {
         if (only && strcmp(only, fns[i].name) != 0)
             continue;
-        Stat s32 = {0, 0, 0, 0, 0}, s64 = {0, 0, 0, 0, 0};
+        Stat s32 = {0, 0, 0, 0, 0, 0}, s64 = {0, 0, 0, 0, 0, 0};
         sweep32(&fns[i], &s32, exhaustive);
         sweep64(&fns[i], &s64);
         printf("%-8s f32: max %.3f ulp <= %g (x=%.9g got %.9g want %.9g, %ld inputs)\n",
                fns[i].name, s32.max, fns[i].bound32, s32.at, s32.got, s32.want, s32.n);
         printf("%-8s f64: max %.3f ulp <= %g (x=%.17g got %.17g want %.17g, %ld inputs)\n",
                fns[i].name, s64.max, fns[i].bound64, s64.at, s64.got, s64.want, s64.n);
+        if (fns[i].absneg)
+            printf("%-8s below 0: max %.3f (f32), %.3f (f64) ulp of the terms <= %g\n", fns[i].name,
+                   s32.negmax, s64.negmax, fns[i].absneg);
     }
     if (do_bench)
         bench();

@@ -109,6 +109,25 @@ static double d_relu(double v) { return v > 0; }
 static double d_negexp(double v) { return -exp(-v); }
 static double d_powlit(double v) { return 3 * v * v + log(2) * pow(2, v) - 0.5 / sqrt(v); }
 
+/* v3 */
+static double d_tan(double v) { return 1 + sq(tan(v)); }
+static double d_asin(double v) { return 1 / sqrt(1 - v * v); }
+static double d_acos(double v) { return -1 / sqrt(1 - v * v); }
+static double d_atan(double v) { return 1 / (1 + v * v); }
+static double d_log2(double v) { return 1 / (v * log(2)); }
+static double d_log10(double v) { return 1 / (v * log(10)); }
+static double d_erf(double v) { return 2 / sqrt(acos(-1)) * exp(-v * v); }
+/* digamma, lgamma's derivative (libm has none): the recurrence up to 20,
+ * then the asymptotic series; reflection below 0 */
+static double digamma(double v) {
+  if (v < 0)
+    return digamma(1 - v) - acos(-1) / tan(acos(-1) * v);
+  double acc = 0;
+  for (; v < 20; v += 1)
+    acc -= 1 / v;
+  double w = 1 / (v * v);
+  return acc + log(v) - 0.5 / v - w * (1.0 / 12 - w * (1.0 / 120 - w * (1.0 / 252 - w / 240)));
+}
 static double add(double a, double b) { return a + b; }
 static double sub(double a, double b) { return a - b; }
 static double mul(double a, double b) { return a * b; }
@@ -314,6 +333,17 @@ static const struct op ops[] = {
     EW1(zeros_like, sin, cos, -2, 2),
     EW1(ones_like, exp, exp, -2, 2),
     EW1(pow_lit, powlit, d_powlit, 0.3, 2),
+    EW1(tan, tan, d_tan, -1.3, 1.3),
+    EW1(asin, asin, d_asin, -0.9, 0.9),
+    EW1(acos, acos, d_acos, -0.9, 0.9),
+    EW1(atan, atan, d_atan, -3, 3),
+    EW1(sinh, sinh, cosh, -3, 3),
+    EW1(cosh, cosh, sinh, -3, 3),
+    EW1(log2, log2, d_log2, 0.2, 3),
+    EW1(log10, log10, d_log10, 0.2, 3),
+    EW1(erf, erf, d_erf, -2.5, 2.5),
+    EW1(lgamma, lgamma, digamma, 0.05, 6),
+    EW1(lgamma_neg, lgamma, digamma, -3.9, -3.1),
     EW2(add, add, -2, 2, -2, 2),
     EW2(sub, sub, -2, 2, -2, 2),
     EW2(mul, mul, -2, 2, -2, 2),
@@ -322,6 +352,7 @@ static const struct op ops[] = {
     EW2(pow, pow, 0.3, 2, -2, 2),
     EW2(maximum, fmax, -2, 2, -2, 2),
     EW2(minimum, fmin, -2, 2, -2, 2),
+    EW2(atan2, atan2, -2, 2, -2, 2),
     EW2(lt, lt, 0, 3, 0, 3),
     EW2(le, le, 0, 3, 0, 3),
     EW2(gt, gt, 0, 3, 0, 3),

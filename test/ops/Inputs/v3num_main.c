@@ -100,6 +100,32 @@ int main(void) {
   double fd[3];
   sgt_fd(loop_loss, &glx, fd);
   CHECK_GRAD(&ld, fd, 1e-8);
+  /* lgamma's derivatives: n_lgamma_d2 is sum(digamma(x)) and its gradient
+   * trigamma(x), by the polygamma rules (lgamma -> digamma -> trigamma),
+   * against series summed here in long double (reflection below 0) */
+  sg_tensor gx = VEC(SG_F64, 0.3, 1.4616321449683622, 2.5, 7.25, -2.5, 40), go = SCALAR(SG_F64, 0),
+            gd = sgo_like(SG_F64, &gx);
+  CHECK_EQ_INT(n_lgamma_d2_grad(&gx, &go, &gd), SG_OK);
+  long double dsum = 0, pi = 3.14159265358979323846264338L;
+  for (int64_t i = 0; i < sgt_numel(&gx); i++) {
+    double v = sgt_get(&gx, i);
+    long double y = v < 0 ? 1 - v : v, tri = 0, dig = 0, z = y;
+    for (int k = 0; k < 1000000; k++) /* psi'(y) = sum 1/(y+k)^2, the tail by Euler-Maclaurin */
+      tri += 1.0L / ((y + k) * (y + k));
+    tri += 1.0L / (y + 1000000) + 0.5L / ((y + 1000000) * (y + 1000000));
+    for (; z < 40; z += 1) /* psi(y) = psi(y + m) - sum 1/(y+k), then the asymptotic series */
+      dig -= 1 / z;
+    long double w = 1 / (z * z);
+    dig += logl(z) - 0.5L / z - w * (1.0L / 12 - w * (1.0L / 120 - w * (1.0L / 252 - w / 240)));
+    if (v < 0) { /* psi(x) = psi(1-x) - pi cot(pi x); psi'(x) = pi^2 / sin^2(pi x) - psi'(1-x) */
+      long double s = sinl(pi * v);
+      dig -= pi * cosl(pi * v) / s;
+      tri = pi * pi / (s * s) - tri;
+    }
+    dsum += dig;
+    CHECK_ULPS(&gd, i, (double)tri, 8);
+  }
+  CHECK_CLOSE(sgt_get(&go, 0), (double)dsum, 1e-14);
   sgo_free_all();
   return sgt_finish();
 }
