@@ -72,11 +72,6 @@ static const double digamma_d_f32[] = {
 /* the positive root of digamma, hi + lo */
 static const double digamma_root[2][2] = {{1.4616321325302124, 1.243815006546356e-08}, {1.4616321449683622, 9.549995429965697e-17}};
 
-#define TABLE(c, name) ((c)->dbl ? name##_f64 : name##_f32)
-#define TABLE_N(c, name)                                                                        \
-    ((c)->dbl ? (int)(sizeof name##_f64 / sizeof(double)) : (int)(sizeof name##_f32 / sizeof(double)))
-#define POLY(c, t, name) poly((c), (t), TABLE(c, name), TABLE_N(c, name))
-
 /* Bernoulli numbers B_2k, k = 1..15 */
 static const double bernoulli2k[] = {
     1.0 / 6,         -1.0 / 30,          1.0 / 42,        -1.0 / 30,

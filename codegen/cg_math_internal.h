@@ -223,6 +223,13 @@ static inline LLVMValueRef ln2_lo(const Ctx *c)
 }
 
 
+/* A coefficient table of the type being computed: name_f32 or name_f64,
+ * by Horner's rule. */
+#define TABLE(c, name) ((c)->dbl ? name##_f64 : name##_f32)
+#define TABLE_N(c, name)                                                                        \
+    ((c)->dbl ? (int)(sizeof name##_f64 / sizeof(double)) : (int)(sizeof name##_f32 / sizeof(double)))
+#define POLY(c, t, name) poly((c), (t), TABLE(c, name), TABLE_N(c, name))
+
 /* ---- the cores (cg_math.c) ---- */
 
 /* exp(x) * 2^e for a small e (-2 <= e <= 1): the scaling is in the

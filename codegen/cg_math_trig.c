@@ -82,11 +82,6 @@ static const double erfc_q_f32[] = {
     -4.123142787193501e-07,
 };
 
-#define TABLE(c, name) ((c)->dbl ? name##_f64 : name##_f32)
-#define TABLE_N(c, name)                                                                        \
-    ((c)->dbl ? (int)(sizeof name##_f64 / sizeof(double)) : (int)(sizeof name##_f32 / sizeof(double)))
-#define POLY(c, t, name) poly((c), (t), TABLE(c, name), TABLE_N(c, name))
-
 /* sin(r) and cos(r) for |r| <= pi/4 */
 static LLVMValueRef sin_k(const Ctx *c, LLVMValueRef r, LLVMValueRef r2)
 {
