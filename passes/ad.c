@@ -115,18 +115,20 @@ static void ad_softplus(AD *a, Inst *y, Inst *g) {
  * and the tangent (passes/tangent.c: t times them) share, so both
  * directions compute the same local derivatives: dy/d(operand k). */
 Inst *ad_partial(Builder *b, Inst *y, int k) {
-  Inst *x = y->args[0];
-  Inst *one = ir_const_like(b, &y->type, 1);
+  Inst *x = y->args[0], *one;
   switch (y->op) {
   case OP_tan: /* 1 + tan^2 */
+    one = ir_const_like(b, &y->type, 1);
     return ir_binary(b, OP_add, one, ir_binary(b, OP_mul, y, y));
   case OP_asin:
   case OP_acos: { /* +-1 / sqrt((1 - x)(1 + x)): exact near |x| = 1 */
+    one = ir_const_like(b, &y->type, 1);
     Inst *q = ir_binary(b, OP_mul, ir_binary(b, OP_sub, one, x), ir_binary(b, OP_add, one, x));
     Inst *r = ir_unary(b, OP_rsqrt, q);
     return y->op == OP_asin ? r : ir_unary(b, OP_neg, r);
   }
   case OP_atan:
+    one = ir_const_like(b, &y->type, 1);
     return ir_binary(b, OP_div, one, ir_binary(b, OP_add, one, ir_unary(b, OP_square, x)));
   case OP_sinh:
     return ir_unary(b, OP_cosh, x);
