@@ -20,7 +20,9 @@ for sg in files:
     if svg.returncode != 0 or svg.stderr:
         sys.exit("%s: dot -Tsvg failed (%d): %s" % (sg, svg.returncode, svg.stderr))
     n = src.stdout.count("\ndigraph ") + src.stdout.startswith("digraph ")
-    if n < 2 or svg.stdout.count("<svg ") != n:
+    # at least the export (one whose parameters are all const, as
+    # examples/v3/ba_jacobian.sg's, has no gradient beside it)
+    if n < 1 or svg.stdout.count("<svg ") != n:
         sys.exit("%s: %d digraphs but %d SVG pictures" % (sg, n, svg.stdout.count("<svg ")))
     graphs += n
 print("rendered %d examples, %d graphs" % (len(files), graphs))
