@@ -487,8 +487,11 @@ def main():
           "C calling the runtime's GEMM as one calls a BLAS.")
     for r in wrows:
         if r["twin"] > 0:
-            print("%s: the loop's gradient over the same 32 steps unrolled: %.2f "
-                  "(spread %.0f%%; bar: 1.25)" % (r["func"], r["twin"], r["tspread"]))
+            what = {"xloop": "the loop's gradient over the same 32 steps unrolled",
+                    "w1": "written out over written with log_softmax",
+                    "w3": "written out over written with logsumexp"}.get(r["id"], "over its twin")
+            print("%s: %s: %.2f (spread %.0f%%; bar: 1.25)"
+                  % (r["func"], what, r["twin"], r["tspread"]))
         if r["id"] == "w5":
             print("w5_tiny_grad per call: sgc %.0f ns, C %.0f ns (bar: 1.5x)"
                   % (1e6 * r["sgc"], 1e6 * r["hand"]))
