@@ -31,12 +31,14 @@ Arguments are never converted with a loss (spec section 10, v3):
 
 How it works: libsgc.so (next to this file) holds the compiler, LLVM's JIT
 and the runtime; the signatures come from the C header sgc_header returns,
-whose comments give each function's .sg parameters and results. A call
-fills descriptors kept per function (a free list: the GIL is released
-during the call, so two threads never share one) and calls the entry point
-through ctypes with their addresses; an argument that is already a
-contiguous array of the parameter's dtype and rank takes a path that does
-nothing else (`make bench`: bench/python_overhead.py).
+whose comments give each function's .sg parameters and results. Each entry
+point gets a Python function written for its signature when the module is
+loaded (_caller: dtypes, ranks, descriptor offsets and result shapes as
+constants). A call fills descriptors kept per function (a free list: the
+GIL is released during the call, so two threads never share one) and calls
+the entry point through ctypes with their addresses; an argument that is
+already a contiguous array of the parameter's dtype and rank takes a path
+that does nothing else (`make bench`: bench/python_overhead.py).
 """
 
 import ast
@@ -368,7 +370,7 @@ class _Entry:
         self.nparams = len(params)
         n = len(params) + len(results)
         self.fn = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * n))(address)
-        self.free = []  # descriptor blocks not in use by a call (_numpy_call's)
+        self.free = []  # descriptor blocks not in use by a call (_caller's)
         self.free_raw = []  # the same for _raw_call, which points results elsewhere
         # Where each size name is bound: the first parameter with it as a
         # dimension of its own.
@@ -409,26 +411,36 @@ class _Entry:
             "(%s)" % ", ".join("%s: %s" % (r.name, r.type_text()) for r in self.results))
 
     def block(self):
-        """A descriptor block for one _numpy_call, from the free list or new: the
-        words of every descriptor, their addresses, and per result a 0-d
-        array over memory of the block itself when the result is a scalar
-        (its descriptor points there; the call returns a copy), else None."""
-        if self.free:
-            return self.free.pop()
+        """A new descriptor block for one call: the words of every
+        descriptor, their addresses, and per result a 0-d array over memory
+        of the block itself when the result is a scalar (its descriptor
+        points there; the call returns a copy), else None. The words that
+        do not change from call to call are filled here: each descriptor's
+        rank and dtype, a result's literal shape, a scalar result's data."""
         n = len(self.params) + len(self.results)
         words = (ctypes.c_int64 * (_WORDS * n + len(self.results)))()
         base = ctypes.addressof(words)
+        for k, slot in enumerate(self.params + self.results):
+            words[_WORDS * k + _WORDS - 1] = slot.rank_dtype
         scalars = []
-        for k, slot in enumerate(self.results):
+        for k, (slot, plan) in enumerate(zip(self.results, self.plans)):
+            d = _WORDS * (len(self.params) + k)
+            if type(plan) is tuple:
+                words[d + 1:d + 1 + slot.rank] = plan
             if slot.rank:
                 scalars.append(None)
                 continue
             at = _WORDS * n + k
             scalars.append(np.frombuffer(words, slot.npdtype, 1, 8 * at).reshape(()))
-            d = _WORDS * (len(self.params) + k)
             words[d] = base + 8 * at
-            words[d + _WORDS - 1] = slot.rank_dtype
         return words, tuple(base + 8 * _WORDS * k for k in range(n)), scalars
+
+    def reset(self, words):
+        """The parameters' rank and dtype words as block() left them (an
+        argument of the wrong rank, passed to the generated code to refuse,
+        changed its own)."""
+        for k, slot in enumerate(self.params):
+            words[_WORDS * k + _WORDS - 1] = slot.rank_dtype
 
     def result_shapes(self, shapes):
         """The results' shapes from the arguments' (the shapes of arrays of
@@ -472,67 +484,127 @@ def _fill(words, k, address, shape, code):
     words[base + _WORDS - 1] = len(shape) | (code << 32)
 
 
-_from_buffer = ctypes.c_char.from_buffer
-_addressof = ctypes.addressof
+def _slow_argument(entry, k, value, words, keep):
+    """Argument k when it is not an array the call can point to as it is:
+    converted (or refused) by _argument, kept alive in `keep` until the
+    call returns, its descriptor filled. Returns its shape, or None when
+    its rank is not the parameter's (the generated code refuses it)."""
+    slot = entry.params[k]
+    array = _argument(entry.name, slot, value)
+    if isinstance(array, Error):
+        raise array
+    keep.append(array)
+    _fill(words, k, _address(array), array.shape, slot.code)
+    return array.shape if array.ndim == slot.rank else None
 
 
-def _numpy_call(entry, args):
-    """Call `entry` on arrays and return its results as a list. A
-    contiguous, writable, non-empty ndarray of the parameter's dtype and
-    rank is passed as it is, with nothing else done (the path
-    bench/python_overhead.py times; ctypes' from_buffer refuses the rest:
-    read-only, non-contiguous or empty); anything else goes through
-    _argument."""
-    params = entry.params
-    if len(args) != entry.nparams:
-        raise TypeError("%s() takes %d arguments (%s), got %d"
-                        % (entry.name, entry.nparams, ", ".join(p.name for p in params), len(args)))
-    free = entry.free
-    block = free.pop() if free else entry.block()
-    words = block[0]
-    keep, shapes = [], []
-    base = 0
-    try:
-        for slot, value in zip(params, args):
-            shape = None
-            if type(value) is np.ndarray and value.dtype is slot.npdtype and value.ndim == slot.rank:
-                try:
-                    # (the array, which args holds, keeps the data alive)
-                    words[base] = _addressof(_from_buffer(value))
-                    shape = value.shape
-                    words[base + 1:base + 1 + slot.rank] = shape
-                    words[base + _WORDS - 1] = slot.rank_dtype
-                except (TypeError, ValueError):
-                    pass
-            if shape is None:
-                value = _argument(entry.name, slot, value)
-                if isinstance(value, Error):
-                    raise value
-                keep.append(value)
-                shape = value.shape
-                _fill(words, base // _WORDS, _address(value), shape, slot.code)
-                if len(shape) != slot.rank:
-                    shape = None
-            shapes.append(shape)
-            base += _WORDS
-        outputs = []
-        base = _WORDS * entry.nparams
-        result_shapes = entry.static_shapes or entry.result_shapes(shapes)
-        for slot, shape, scalar in zip(entry.results, result_shapes, block[2]):
-            if scalar is None:
-                scalar = np.empty(shape, slot.npdtype)
-                words[base] = _addressof(_from_buffer(scalar)) if scalar.size else 0
-                words[base + 1:base + 1 + slot.rank] = shape
-                words[base + _WORDS - 1] = slot.rank_dtype
-            outputs.append(scalar)
-            base += _WORDS
-        rc = entry.fn(*block[1])
-        if rc:
-            raise entry.fail(rc)
-        # (before the block goes back: scalars are read from it)
-        return [o[()] if not o.ndim else o for o in outputs]
-    finally:
-        free.append(block)
+def _arity_error(entry, args):
+    return TypeError("%s() takes %d arguments (%s), got %d"
+                     % (entry.name, entry.nparams, ", ".join(p.name for p in entry.params),
+                        len(args)))
+
+
+# A call from Python is a function written for its entry point when the
+# module is loaded (below, by _caller): straight-line code, one paragraph
+# per parameter and per result, with the dtypes, ranks, descriptor offsets
+# and result shapes of the signature as constants, so that a call does no
+# work the signature already decided (spec 10's overhead per call:
+# bench/python_overhead.py). An argument that is an ndarray of the
+# parameter's dtype and rank, contiguous, writable and not empty (ctypes'
+# from_buffer refuses the rest) is pointed to as it is; anything else goes
+# through _slow_argument.
+
+_PARAM = """\
+        s{k} = None
+        if type(a{k}) is ndarray and a{k}.dtype is dtype{k} and a{k}.ndim == {rank}:
+            try:
+                w[{d}] = addressof(from_buffer(a{k}))
+                s{k} = a{k}.shape
+            except (TypeError, ValueError):
+                pass
+        if s{k} is None:
+            s{k} = slow(entry, {k}, a{k}, w, keep)
+        else:
+{store}
+"""
+
+_RESULT = """\
+        sh = {shape}
+        r{j} = empty(sh, dtype_r{j})
+        w[{d}] = addressof(from_buffer(r{j})) if r{j}.size else 0
+{store}
+"""
+
+
+def _shape_stores(d, rank, shape, indent):
+    """Statements writing a shape (an expression) into descriptor words d+1...
+    (none for a scalar)."""
+    pad = " " * indent
+    if rank == 0:
+        return pad + "pass\n"
+    if rank <= 3:
+        return "".join("%sw[%d] = %s[%d]\n" % (pad, d + 1 + a, shape, a) for a in range(rank))
+    return "%sw[%d:%d] = %s\n" % (pad, d + 1, d + 1 + rank, shape)
+
+
+def _caller(entry, layout):
+    """The Python function calling `entry` on arrays: its results as
+    `layout` (nested tuples of result indices) arranges them."""
+    n, params, results = entry.nparams, entry.params, entry.results
+    names = ", ".join("a%d" % k for k in range(n))
+    src = ["def call(*args):",
+           "    if len(args) != %d:" % n,
+           "        raise arity(entry, args)",
+           "    %s = args" % (names + ("," if n == 1 else "")) if n else "",
+           "    block = free.pop() if free else new_block()",
+           "    w = block[0]",
+           "    keep = []",
+           "    try:"]
+    space = {"entry": entry, "free": entry.free, "new_block": entry.block, "arity": _arity_error,
+             "ndarray": np.ndarray, "addressof": ctypes.addressof,
+             "from_buffer": ctypes.c_char.from_buffer, "slow": _slow_argument,
+             "empty": np.empty, "fn": entry.fn, "Error": Error}
+    for k, slot in enumerate(params):
+        space["dtype%d" % k] = slot.npdtype
+        d = _WORDS * k
+        src.append(_PARAM.format(k=k, d=d, rank=slot.rank,
+                                 store=_shape_stores(d, slot.rank, "s%d" % k, 12)))
+    # The results' shapes: literal ones are in the block already; a
+    # gradient's is its parameter's argument's (none if that has the
+    # wrong rank: the call is refused); others come from result_shapes.
+    if any(type(plan) not in (tuple, int) for plan in entry.plans):
+        src.append("        shapes = entry.result_shapes([%s])" % ", ".join("s%d" % k for k in range(n)))
+    values = []
+    for j, (slot, plan) in enumerate(zip(results, entry.plans)):
+        if not slot.rank:
+            values.append("scalars[%d][()]" % j)
+            continue
+        values.append("r%d" % j)
+        space["dtype_r%d" % j] = slot.npdtype
+        d = _WORDS * (n + j)
+        if type(plan) is tuple:
+            shape, store = repr(plan), "        pass\n"
+        else:
+            shape = ("s%d if s%d is not None else %r" % (plan, plan, (0,) * slot.rank)
+                     if type(plan) is int else "shapes[%d]" % j)
+            store = _shape_stores(d, slot.rank, "sh", 8)
+        src.append(_RESULT.format(j=j, d=d, shape=shape, store=store))
+
+    def arrange(part):
+        if type(part) is int:
+            return values[part]
+        return "(%s)" % "".join(arrange(p) + ", " for p in part)
+    src += ["        rc = fn(*block[1])",
+            "        if rc:",
+            "            raise entry.fail(rc)",
+            "        scalars = block[2]",
+            "        return " + arrange(layout),
+            "    finally:",
+            "        if keep:",
+            "            entry.reset(w)",
+            "        free.append(block)"]
+    exec("\n".join(line for line in src if line), space)  # noqa: S102 (our own text)
+    return space["call"]
 
 
 def _raw_call(entry, inputs, new_result):
@@ -566,22 +638,22 @@ def _raw_call(entry, inputs, new_result):
 
 # How the results of each kind of entry point are returned.
 
-def _flat(values):
-    return values[0] if len(values) == 1 else tuple(values)
-
-
-def _grouper(entry, base):
-    """(out, t_out) for f_jvp; (out, (d_pa, ...), (hv_pa, ...)) for f_hvp;
-    the flat list of results for the others."""
-    name = entry.name
+def _layout(entry, base):
+    """The results of `entry` as returned, as nested tuples of their
+    indices: (out, t_out) for f_jvp, (out, (d_pa, ...), (hv_pa, ...)) for
+    f_hvp, and one result alone or all of them in a tuple for the others
+    (a group of one is that result alone: out and t_out of a single
+    result)."""
+    def flat(indices):
+        return indices[0] if len(indices) == 1 else tuple(indices)
+    k = list(range(len(entry.results)))
     if base is None:
-        return _flat
+        return flat(k)
     nout = len(base.results)
-    if name.endswith("_jvp"):
-        return lambda values: (_flat(values[:nout]), _flat(values[nout:]))
-    nd = (len(entry.results) - nout) // 2
-    return lambda values: (_flat(values[:nout]), tuple(values[nout:nout + nd]),
-                           tuple(values[nout + nd:]))
+    if entry.name.endswith("_jvp"):
+        return flat(k[:nout]), flat(k[nout:])
+    nd = (len(k) - nout) // 2
+    return flat(k[:nout]), tuple(k[nout:nout + nd]), tuple(k[nout + nd:])
 
 
 _DERIVATIVES = ("_grad", "_vjp", "_jvp", "_hvp")
@@ -595,12 +667,10 @@ def _base_of(name, entries):
     return None
 
 
-def _make_function(entry, group):
+def _make_function(entry, layout):
     """A Python function for `entry`: positional parameters named as in
     .sg, its signature in its docstring (help(m.f))."""
-    def function(*args):
-        return group(_numpy_call(entry, args))
-
+    function = _caller(entry, layout)
     taken = set()
     function.__name__ = function.__qualname__ = entry.name
     function.__module__ = __name__
@@ -635,7 +705,7 @@ class Module:
             base = _base_of(name, self.entries)
             grouped = base is not None and name.endswith(("_jvp", "_hvp"))
             self.functions[name] = _make_function(
-                entry, _grouper(entry, self.entries[base] if grouped else None))
+                entry, _layout(entry, self.entries[base] if grouped else None))
             setattr(self, name, self.functions[name])
 
     def __del__(self):
