@@ -58,6 +58,7 @@ class _Export:
         self.params = self.f.params
         self.wrt = [k for k, p in enumerate(self.params) if not p.is_const and p.dtype != "i32"]
         self.floats = [k for k, r in enumerate(self.f.results) if r.dtype != "i32"]
+        self.ints = [k for k, r in enumerate(self.f.results) if r.dtype == "i32"]
 
     def tensor(self, k, value):
         """Argument k as a contiguous CPU tensor of its parameter's dtype,
@@ -98,14 +99,18 @@ class _Export:
 
 
 class _Call(torch.autograd.Function):
-    """One call of an export, with its derivatives from the generated code."""
+    """One call of an export, with its derivatives from the generated code.
+    Its outputs are the export's float results; the i32 ones, which have
+    no derivative, leave by `ints` (a list forward fills) instead: torch
+    1.13's forward mode fails an internal assertion on a custom Function
+    with a non-differentiable output (pytorch/pytorch#90067)."""
 
     @staticmethod
-    def forward(ctx, export, *args):
+    def forward(ctx, export, ints, *args):
         tensors = export.arguments(args)
         ctx.export = export
         ctx.grads = None
-        wants = any(ctx.needs_input_grad[1 + k] for k in export.wrt)
+        wants = any(ctx.needs_input_grad[2 + k] for k in export.wrt)
         nres = len(export.f.results)
         if wants and export.grad is not None:
             results = export.run(export.grad, tensors)
@@ -115,8 +120,10 @@ class _Call(torch.autograd.Function):
             if wants:
                 ctx.save_for_backward(*tensors)
         ctx.save_for_forward(*tensors)
-        ctx.mark_non_differentiable(*[o for o, r in zip(outs, export.f.results) if r.dtype == "i32"])
-        return outs[0] if nres == 1 else tuple(outs)
+        if export.ints:
+            ints.extend(outs[r] for r in export.ints)
+        floats = [outs[r] for r in export.floats]
+        return floats[0] if len(floats) == 1 else tuple(floats)
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -132,15 +139,15 @@ class _Call(torch.autograd.Function):
         else:
             tensors = list(ctx.saved_tensors)
             # (torch passes zeros for outputs that got no gradient)
-            seeds = [grad_outputs[r].to(_DTYPES[export.f.results[r].dtype]).contiguous()
-                     for r in export.floats]
+            seeds = [g.to(_DTYPES[export.f.results[r].dtype]).contiguous()
+                     for g, r in zip(grad_outputs, export.floats)]
             results = export.run(export.vjp, tensors + seeds)
             for k, g in zip(export.wrt, results[len(export.f.results):]):
                 grads[k] = g
-        return (None, *grads)
+        return (None, None, *grads)
 
     @staticmethod
-    def jvp(ctx, _, *tangents):
+    def jvp(ctx, _export, _ints, *tangents):
         export = ctx.export
         if export.jvp is None:
             raise sgc.Error("%s: forward-mode AD needs %s_jvp, which %s was not compiled with: "
@@ -152,12 +159,8 @@ class _Call(torch.autograd.Function):
             t = tangents[k]
             ts.append(torch.zeros_like(tensors[k]) if t is None
                       else t.to(tensors[k].dtype).contiguous())
-        results = export.run(export.jvp, tensors + ts)
-        nres = len(export.f.results)
-        out = [None] * nres
-        for r, t in zip(export.floats, results[nres:]):
-            out[r] = t
-        return out[0] if nres == 1 else tuple(out)
+        out = export.run(export.jvp, tensors + ts)[len(export.f.results):]
+        return out[0] if len(out) == 1 else tuple(out)
 
 
 def function(module, name):
@@ -171,7 +174,18 @@ def function(module, name):
         if len(args) != n:
             raise TypeError("%s() takes %d arguments (%s), got %d"
                             % (name, n, ", ".join(p.name for p in export.params), len(args)))
-        return _Call.apply(export, *args)
+        if not export.floats:  # nothing to differentiate
+            outs = export.run(export.f, export.arguments(args))
+        elif not export.ints:
+            return _Call.apply(export, None, *args)
+        else:
+            ints = []
+            floats = _Call.apply(export, ints, *args)
+            floats = [floats] if len(export.floats) == 1 else list(floats)
+            outs = [None] * len(export.f.results)
+            for r, t in zip(export.floats + export.ints, floats + ints):
+                outs[r] = t
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     taken = set()
     call.__name__ = call.__qualname__ = name
