@@ -499,9 +499,14 @@ def _slow_argument(entry, k, value, words, keep):
 
 
 def _arity_error(entry, args):
-    return TypeError("%s() takes %d arguments (%s), got %d"
-                     % (entry.name, entry.nparams, ", ".join(p.name for p in entry.params),
-                        len(args)))
+    return _takes(entry.name, entry.params, len(args))
+
+
+def _takes(name, params, got):
+    """The TypeError of a call with `got` arguments where `params` are due."""
+    return TypeError("%s() takes %d argument%s (%s), got %d"
+                     % (name, len(params), "" if len(params) == 1 else "s",
+                        ", ".join(p.name for p in params), got))
 
 
 # A call from Python is a function written for its entry point when the

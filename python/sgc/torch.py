@@ -172,8 +172,7 @@ def function(module, name):
 
     def call(*args):
         if len(args) != n:
-            raise TypeError("%s() takes %d arguments (%s), got %d"
-                            % (name, n, ", ".join(p.name for p in export.params), len(args)))
+            raise sgc._takes(name, export.params, len(args))
         if not export.floats:  # nothing to differentiate
             outs = export.run(export.f, export.arguments(args))
         elif not export.ints:

@@ -68,4 +68,8 @@ try:
     m.nothing(1.0)
 except TypeError as e:
     print("TypeError: %s" % e)
+try:
+    m.tail()
+except TypeError as e:
+    print("TypeError: %s" % e)
 done()
