@@ -33,6 +33,10 @@ typedef struct CgOptions {
  * printing "sgc: ...error: ..." with *data NULL. */
 int cg_emit(Module *m, const char *module_name, const CgOptions *o, char **data, size_t *len);
 
+/* --emit-plan: the kernel plan of every export of m (codegen/cg_plan.c),
+ * one kernel per line; the caller checks out for write errors. */
+void cg_print_plans(Module *m, long long ad_memory, FILE *out);
+
 /* LLVM's native target, registered once for the process (any thread may
  * call this; cg_emit does). */
 void cg_init_target(void);

@@ -1,7 +1,7 @@
 /* A function body's frame (cg_body): the LLVM function with its
- * arguments, the check that every shape fits, the decisions of
- * cg_plan.c and the groups, the temporaries taken from the thread's
- * workspace in one block, then the values in program order
+ * arguments, the check that every shape fits, the kernel plan (cg_plan.c),
+ * the temporaries and the room kernels reserve taken from the thread's
+ * workspace in one block, then the kernels in program order
  * (cg_emit_block, cg_func.c) and the results copied to the caller's
  * buffers where they were not computed there. */
 #include <string.h>
@@ -125,14 +125,10 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   for (int k = 0; k < nptr; k++)
     data[k] = arg_data(g, fn, k, wide);
   for (int k = 0; k < f->nparams; k++)
-    B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1, .online = -1};
+    B.pslot[k] = (Slot){.has_buf = true, .buf = data[k], .temp = -1, .group = -1, .rows = -1,
+                        .online = -1, .kernel = -1};
+  B.n = n;
   cg_plan(&B, n);
-  if (!B.has_regions) {
-    cg_rows_form(&B, n);
-    cg_online_form(&B, n);
-  }
-  cg_groups_form(&B, n);
-  cg_pairs_form(&B, n);
 
   /* Results computed straight into the caller's buffers, unless the body
    * can fail midway (then they are copied out at the end): an op that
@@ -160,14 +156,21 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   for (Inst *i = f->first; i && plain; i = ir_walk_next(i))
     plain = !i->nregions && i->op != OP_proj;
   LLVMValueRef total = plain ? cg_temp_layout(&B, n, offset) : i64c(g, 0);
-  bool any_temp = total != NULL || B.npairs;
+  bool any_temp = total != NULL;
   if (!total)
     total = i64c(g, 0);
-  total = cg_pairs_reserve(&B, total);
+  /* the room kernels reserve: a pair's partials after the temporaries, a
+   * loop's state buffers where the loop stands among them */
+  for (int k = 0; k < B.nkernels; k++)
+    if (B.kernels[k].st->reserve && !B.kernels[k].head->nregions) {
+      total = B.kernels[k].st->reserve(&B, &B.kernels[k], total);
+      any_temp = true;
+    }
   for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = cg_slot(&B, i);
     if (i->nregions) {
-      total = cg_region_reserve(&B, i, total);
+      CgKernel *k = cg_kernel_of(&B, i);
+      total = k->st->reserve(&B, k, total);
       any_temp = true;
       continue;
     }
@@ -200,10 +203,10 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       Slot *s = cg_slot(&B, i);
       if (s->temp >= 0)
         s->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &offset[i->id], 1, "");
-      if (i->nregions)
-        cg_region_bind(&B, i, base);
     }
-    cg_pairs_bind(&B, base);
+    for (int k = 0; k < B.nkernels; k++)
+      if (B.kernels[k].st->bind)
+        B.kernels[k].st->bind(&B, &B.kernels[k], base);
   }
   free(offset);
 
@@ -225,6 +228,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
   cg_region_free(&B);
+  cg_plan_free(&B);
   free(B.rg);
   cg_debug_end(g);
   free(B.symv);

@@ -490,9 +490,6 @@ LLVMValueRef cg_eval_scalar(Body *B, const Inst *v) {
   return eval(B, v, &x);
 }
 
-static void emit_one(Body *B, Inst *i);
-void cg_emit_one(Body *B, Inst *i) { emit_one(B, i); }
-
 void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst) {
   Fill fl = {v, dst, false};
   Idx x = {v->type.rank, {0}, NULL};
@@ -528,55 +525,25 @@ static void load_scalar(Body *B, Inst *v) {
     s->scalar = load_elem(B, v, s->buf, i64c(B->g, 0));
 }
 
-static void emit_one(Body *B, Inst *i);
-
-/* The values with memory of one block, in program order. */
+/* The kernels of one block, each where its head stands (cg_plan.c). */
 void cg_emit_block(Body *B, Inst *first) {
   Region *r = first ? first->parent : NULL;
   for (int k = 0; r && k < r->nparams; k++) /* a loop's index and carried vars */
     cg_debug_value(B, r->params[k]);
   for (Inst *i = first; i; i = i->next) {
-    emit_one(B, i);
+    CgKernel *k = cg_kernel_of(B, i);
+    if (k && k->head == i) {
+      cg_debug_at(B->g, i);
+      k->st->emit(B, k);
+    }
     load_scalar(B, i);
     cg_debug_value(B, i);
   }
 }
 
-static void emit_one(Body *B, Inst *i) {
+void cg_emit_alone(Body *B, Inst *i) {
   Slot *s = slot(B, i);
-  if (i->nregions) {
-    cg_debug_at(B->g, i);
-    cg_region_emit(B, i);
-    return;
-  }
-  if (!s->has_buf || i->op == OP_proj)
-    return;
   cg_debug_at(B->g, i);
-  if (s->rows >= 0 && !B->rows_fallback) {
-    if (s->rows == i->id)
-      cg_rows_emit(B, i);
-    return;
-  }
-  if (s->pair && cg_pair_emit(B, i))
-    return;
-  if (i->op == OP_reshape) { /* a view (set again when a loop body is emitted again) */
-    s->buf = slot(B, i->args[0])->buf;
-    return;
-  }
-  if (s->view) {
-    cg_emit_view(B, i);
-    return;
-  }
-  if (s->group >= 0) {
-    if (s->group == i->id)
-      cg_group_emit(B, i);
-    return;
-  }
-  if (s->online >= 0) {
-    if (s->online == i->id)
-      cg_online_emit(B, i);
-    return;
-  }
   s->computed = true;
   if (s->acc_into) { /* the first product writes the sum, the second adds to it */
     Slot *sum = slot(B, s->acc_into);
@@ -584,7 +551,7 @@ static void emit_one(Body *B, Inst *i) {
     sum->computed = true;
     return;
   }
-  if (s->by_products || cg_inplace_emit(B, i))
+  if (s->by_products)
     return;
   if (ir_ops[i->op].shape == SH_MATMUL)
     cg_emit_matmul(B, i, s->buf, false);
@@ -603,3 +570,84 @@ static void emit_one(Body *B, Inst *i) {
   else
     emit_fill(B, i, s->buf);
 }
+
+/* ---- the strategies of the values no group took ---- */
+
+/* Views: a slice of leading-axis rows of memory (a pointer into it) and a
+ * reshape of memory (the same pointer): no code. */
+static void view_recognize(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->kernel < 0 && s->has_buf && (s->view || i->op == OP_reshape))
+      cg_kernel_add(B, cg_kernel_new(B, &cg_view_strategy, i), i, 0, CG_IN_MEMORY);
+  }
+}
+
+static void view_emit(Body *B, CgKernel *k) {
+  Inst *i = k->head;
+  if (i->op == OP_reshape) /* (set again when a loop body is emitted again) */
+    slot(B, i)->buf = slot(B, i->args[0])->buf;
+  else
+    cg_emit_view(B, i);
+}
+
+static void view_describe(Body *B, const CgKernel *k, FILE *out) {
+  (void)B;
+  fputs("view of ", out);
+  cg_plan_value(k->head->args[0], out);
+}
+
+const CgStrategy cg_view_strategy = {"view", NULL, view_recognize, NULL, NULL, view_emit, view_describe};
+
+/* Every value left with memory, by the loop nest or call of its op. */
+static void own_recognize(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    Slot *s = slot(B, i);
+    if (s->kernel < 0 && s->has_buf && i->op != OP_proj)
+      cg_kernel_add(B, cg_kernel_new(B, &cg_own_strategy, i), i, 0, CG_IN_MEMORY);
+  }
+}
+
+static void own_emit(Body *B, CgKernel *k) { cg_emit_alone(B, k->head); }
+
+/* A flat loop goes to the pool in loop bodies too (cg_par_worth), a
+ * nest of loops only outside them (cg_par_rows_worth). */
+static const char *pool_note(const Inst *v, const Type *t, bool flat) {
+  return (flat || !v->parent) && cg_par_planned(v, t) ? ", pool" : "";
+}
+
+static void own_describe(Body *B, const CgKernel *k, FILE *out) {
+  const Inst *i = k->head;
+  Slot *s = slot(B, i);
+  if (s->by_products) {
+    fprintf(out, "products: %%%d + %%%d", i->args[0]->id, i->args[1]->id);
+  } else if (ir_ops[i->op].shape == SH_MATMUL) {
+    fputs(i->op == OP_matmulz ? "gemmz" : "gemm", out);
+    cg_plan_shape(B, &i->type, out);
+    if (s->acc_into) { /* the first product writes the sum, the second adds to it */
+      const Inst *other = s->acc_into->args[s->acc_into->args[0] == i];
+      fprintf(out, " %s %%%d", other->id < i->id ? "adding into" : "into", s->acc_into->id);
+    }
+  } else if (i->op == OP_scatter_add || i->op == OP_scatter_along) {
+    fputs("scatter", out);
+    cg_plan_shape(B, &i->type, out);
+  } else if (ir_ops[i->op].shape == SH_REDUCE) {
+    bool flat = i->type.rank == 0 && flat_ok(B, i->args[0]);
+    fputs(flat ? "flat" : "reduce", out);
+    cg_plan_shape(B, &i->args[0]->type, out);
+    fputs(pool_note(i, &i->args[0]->type, false), out);
+  } else if (ir_ops[i->op].shape == SH_ARG) {
+    fputs("arg", out);
+    cg_plan_shape(B, &i->args[0]->type, out);
+  } else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) {
+    fputs("random", out);
+    cg_plan_shape(B, &i->type, out);
+  } else {
+    bool flat = flat_def_ok(B, i) || i->type.rank <= 1;
+    fputs(flat ? "flat" : "nest", out);
+    cg_plan_shape(B, &i->type, out);
+    fputs(pool_note(i, &i->type, flat), out);
+  }
+}
+
+const CgStrategy cg_own_strategy = {"own", NULL, own_recognize, NULL, NULL, own_emit, own_describe};

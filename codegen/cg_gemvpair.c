@@ -222,7 +222,7 @@ static void try_lone(Body *B, Inst *fwd) {
   cg_slot(B, fwd)->pair = cg_slot(B, head)->pair = k + 1;
 }
 
-void cg_pairs_form(Body *B, int n) {
+static void cg_pairs_form(Body *B, int n) {
   if (B->has_regions)
     return;
   for (Inst *i = B->f->first; i; i = i->next)
@@ -255,11 +255,6 @@ void cg_pairs_form(Body *B, int n) {
   free(users);
 }
 
-const Inst *cg_pair_computed_at(Body *B, const Inst *v) {
-  int k = v->op == OP_param ? 0 : cg_slot(B, v)->pair;
-  return k && B->pairs[k - 1].fwd == v ? B->pairs[k - 1].head : NULL;
-}
-
 CgPair *cg_pair_of(Body *B, const Inst *head) {
   int k = cg_slot(B, head)->pair;
   return k && B->pairs[k - 1].head == head ? &B->pairs[k - 1] : NULL;
@@ -283,28 +278,19 @@ LLVMValueRef cg_pair_max_chunks(Body *B, CgPair *p) {
   return smax(g, smin(g, c, i64c(g, PAIR_MAX_CHUNKS)), i64c(g, 1));
 }
 
-LLVMValueRef cg_pairs_reserve(Body *B, LLVMValueRef total) {
+/* A pair's partials of d_v after the temporaries (total grows; an
+ * offset until bound). */
+static LLVMValueRef pair_reserve_one(Body *B, CgPair *p, LLVMValueRef total) {
   Cg *g = B->g;
-  for (int k = 0; k < B->npairs; k++) {
-    CgPair *p = &B->pairs[k];
-    p->nchunks = cg_entry_alloca(B, g->i64);
-    p->part = total; /* an offset until bound */
-    if (!p->adj)
-      continue;
-    LLVMValueRef d = dim(B, p->mat, 1);
-    LLVMValueRef elems = LLVMBuildNSWMul(g->b, cg_pair_max_chunks(B, p), d, "");
-    LLVMValueRef bytes = LLVMBuildNSWMul(g->b, elems, i64c(g, cg_elem_size(p->adj->type.dtype)), "");
-    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-    total = LLVMBuildNSWAdd(g->b, total, bytes, "");
-  }
-  return total;
-}
-
-void cg_pairs_bind(Body *B, LLVMValueRef base) {
-  for (int k = 0; k < B->npairs; k++) {
-    CgPair *p = &B->pairs[k];
-    p->part = LLVMBuildInBoundsGEP2(B->g->b, B->g->i8, base, &p->part, 1, "partials");
-  }
+  p->nchunks = cg_entry_alloca(B, g->i64);
+  p->part = total;
+  if (!p->adj)
+    return total;
+  LLVMValueRef d = dim(B, p->mat, 1);
+  LLVMValueRef elems = LLVMBuildNSWMul(g->b, cg_pair_max_chunks(B, p), d, "");
+  LLVMValueRef bytes = LLVMBuildNSWMul(g->b, elems, i64c(g, cg_elem_size(p->adj->type.dtype)), "");
+  bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+  return LLVMBuildNSWAdd(g->b, total, bytes, "");
 }
 
 /* Rows per block: PAIR_BLOCK_BYTES of M (PAIR_STREAM_BLOCK_BYTES for a
@@ -434,7 +420,7 @@ static void finish(Body *B, CgPair *p) {
   cg_loop_end(B, lj);
 }
 
-bool cg_pair_emit(Body *B, Inst *i) {
+static bool cg_pair_emit(Body *B, Inst *i) {
   int k = cg_slot(B, i)->pair;
   if (!k || B->pairs[k - 1].head == i)
     return false;
@@ -444,3 +430,85 @@ bool cg_pair_emit(Body *B, Inst *i) {
     finish(B, p);
   return true; /* the forward product: computed with the group */
 }
+
+/* ---- the strategy ---- */
+
+enum { PR_ELEM, PR_SUM, PR_FWD, PR_ADJ };
+
+static void pair_recognize(Body *B, Inst *first) {
+  if (first != B->f->first)
+    return;
+  cg_pairs_form(B, B->n);
+  for (int j = 0; j < B->npairs; j++) {
+    CgPair *p = &B->pairs[j];
+    CgKernel *gk = cg_kernel_of(B, p->head);
+    int k;
+    if (gk && gk->head == p->head) { /* the loop group becomes the pair's */
+      gk->st = &cg_pair_strategy;
+      k = (int)(gk - B->kernels);
+    } else { /* a group of one made for it */
+      k = cg_kernel_new(B, &cg_pair_strategy, p->head);
+      cg_kernel_add(B, k, p->head, ir_ops[p->head->op].shape == SH_REDUCE, CG_IN_MEMORY);
+    }
+    Slot *zs = cg_slot(B, p->fwd);
+    zs->kernel = k;
+    B->member[p->fwd->id] = (CgMember){PR_FWD, 0, zs->pair_block ? CG_IN_SCRATCH : CG_IN_MEMORY};
+    if (p->g && cg_slot(B, p->g)->pair_block)
+      B->member[p->g->id].lives = CG_IN_SCRATCH;
+    if (p->adj)
+      cg_kernel_add(B, cg_kernel_new(B, &cg_pair_strategy, p->adj), p->adj, PR_ADJ, CG_IN_MEMORY);
+  }
+}
+
+static CgPair *pair_of_kernel(Body *B, const CgKernel *k) {
+  return &B->pairs[cg_slot(B, k->head)->pair - 1];
+}
+
+static LLVMValueRef pair_reserve(Body *B, CgKernel *k, LLVMValueRef total) {
+  CgPair *p = pair_of_kernel(B, k);
+  return k->head == p->adj ? total : pair_reserve_one(B, p, total);
+}
+
+static void pair_bind(Body *B, CgKernel *k, LLVMValueRef base) {
+  CgPair *p = pair_of_kernel(B, k);
+  if (k->head != p->adj)
+    p->part = LLVMBuildInBoundsGEP2(B->g->b, B->g->i8, base, &p->part, 1, "partials");
+}
+
+static void pair_emit(Body *B, CgKernel *k) {
+  CgPair *p = pair_of_kernel(B, k);
+  if (k->head == p->adj) {
+    cg_pair_emit(B, k->head);
+    return;
+  }
+  cg_group_emit(B, k->head);
+  cg_slot(B, p->fwd)->computed = true;
+}
+
+static const char *const pair_roles[] = {"elem", "sum", "fwd", "adj"};
+
+/* "gemv-pair [n, d], pool: %z = %M @ %v by blocks of rows, then: ...,
+ * adjoint %a in chunk partials" */
+static void pair_describe(Body *B, const CgKernel *k, FILE *out) {
+  CgPair *p = pair_of_kernel(B, k);
+  if (k->head == p->adj) {
+    fprintf(out, "pair sum: the partials of %%%d's chunks added in chunk order", p->head->id);
+    return;
+  }
+  fputs("gemv-pair", out);
+  cg_plan_shape(B, &p->mat->type, out);
+  fprintf(out, ", pool: per block of rows %%%d = ", p->fwd->id);
+  cg_plan_value(p->mat, out);
+  fputs(" @ ", out);
+  cg_plan_value(p->vec, out);
+  fprintf(out, " %s, then", B->member[p->fwd->id].lives == CG_IN_SCRATCH ? "scratch" : "mem");
+  cg_plan_members(B, k, out);
+  if (p->adj) {
+    fputs(", then the rows of ", out);
+    cg_plan_value(p->mat, out);
+    fprintf(out, " weighted by %%%d into chunk partials", p->g->id);
+  }
+}
+
+const CgStrategy cg_pair_strategy = {"pair", pair_roles, pair_recognize, pair_reserve, pair_bind,
+                                     pair_emit, pair_describe};

@@ -82,9 +82,9 @@ static bool ready_before(Body *B, const Inst *v, const Inst *head) {
   return true;
 }
 
-/* Groups never span a region op: a block's groups are formed apart. At most
- * MAX_MEMBERS per group (each at most MAX_FUSED operations): one loop body
- * stays small enough for LLVM's per-block passes. */
+/* Groups never span a region op (each body's are formed with its block).
+ * At most MAX_MEMBERS per group (each at most MAX_FUSED operations): one
+ * loop body stays small enough for LLVM's per-block passes. */
 static void group_block(Body *B, Inst *first) {
   enum { MAX_MEMBERS = 16 };
   int g = -1, members = 0;
@@ -93,15 +93,9 @@ static void group_block(Body *B, Inst *first) {
   Inst *head_inst = NULL;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
-    if (i->nregions) {
-      for (int r = 0; r < i->nregions; r++)
-        group_block(B, i->regions[r].first);
-      g = -1;
-      continue;
-    }
     if (!s->has_buf)
       continue;
-    if (s->rows >= 0 || s->online >= 0) { /* a row or online group's */
+    if (s->kernel >= 0) { /* an earlier strategy's (a loop, a row group...) */
       g = -1;
       continue;
     }
@@ -128,33 +122,33 @@ static void group_block(Body *B, Inst *first) {
   }
 }
 
-void cg_groups_form(Body *B, int n) {
-  Function *f = B->f;
-  group_block(B, f->first);
-  /* groups of one member stay plain loops */
-  int *count = xmalloc(sizeof(int) * (size_t)(n + 1));
-  memset(count, 0, sizeof(int) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    if (cg_slot(B, i)->group >= 0)
-      count[cg_slot(B, i)->group]++;
-  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
-  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param)
-        vec_push(&users[i->args[k]->id], i);
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Slot *s = cg_slot(B, i);
-    if (s->group >= 0 && count[s->group] < 2)
-      s->group = -1;
-    if (s->group >= 0 && i->nuses == (int)users[i->id].len &&
-        only_read_in_group(B, i, s->group, users))
-      s->internal = true; /* (nuses counts results too: those need memory) */
+/* The loop groups of a block: groups of one member stay plain loops (the
+ * last strategy's); a member read only inside its group gets no memory. */
+static void flat_recognize(Body *B, Inst *first) {
+  group_block(B, first);
+  for (Inst *h = first; h; h = h->next) {
+    Slot *hs = cg_slot(B, h);
+    if (hs->kernel >= 0 || hs->group != h->id)
+      continue;
+    int count = 0;
+    for (Inst *i = h; i != hs->group_last->next; i = i->next)
+      count += cg_slot(B, i)->group == h->id;
+    if (count < 2) {
+      hs->group = -1;
+      continue;
+    }
+    int k = cg_kernel_new(B, &cg_flat_strategy, h);
+    for (Inst *i = h; i != hs->group_last->next; i = i->next) {
+      Slot *s = cg_slot(B, i);
+      if (s->group != h->id)
+        continue;
+      /* (nuses counts results and yields too: those need memory) */
+      if (i->nuses == (int)B->users[i->id].len && only_read_in_group(B, i, h->id, B->users))
+        s->internal = true;
+      cg_kernel_add(B, k, i, ir_ops[i->op].shape == SH_REDUCE,
+                    s->internal ? CG_IN_REGISTER : CG_IN_MEMORY);
+    }
   }
-  for (int k = 0; k <= n; k++)
-    vec_free(&users[k]);
-  free(users);
-  free(count);
 }
 
 typedef struct Group {
@@ -306,3 +300,22 @@ void cg_group_emit(Body *B, Inst *first) {
   }
   free(gr.fin);
 }
+
+static void flat_emit(Body *B, CgKernel *k) { cg_group_emit(B, k->head); }
+
+static const char *const flat_roles[] = {"elem", "sum"};
+
+/* "flat [n], pool: %3 elem mem %4 sum reg ...; sums in chunk order" */
+static void flat_describe(Body *B, const CgKernel *k, FILE *out) {
+  const Type *space;
+  cg_flat_member(B, k->head, &space);
+  fputs("flat", out);
+  cg_plan_shape(B, space, out);
+  if (cg_par_planned(k->head, space))
+    fputs(", pool", out);
+  fputc(':', out);
+  cg_plan_members(B, k, out);
+}
+
+const CgStrategy cg_flat_strategy = {"flat", flat_roles, flat_recognize, NULL, NULL, flat_emit,
+                                     flat_describe};

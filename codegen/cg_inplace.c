@@ -295,3 +295,20 @@ bool cg_inplace_emit(Body *B, Inst *i) {
   box_loop(B, i, s->buf, &bx, 0, &x);
   return true;
 }
+
+/* ---- the strategy ---- */
+
+static void inplace_recognize(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next)
+    if (cg_slot(B, i)->inplace_of && cg_slot(B, i)->kernel < 0)
+      cg_kernel_add(B, cg_kernel_new(B, &cg_inplace_strategy, i), i, 0, CG_IN_MEMORY);
+}
+
+static void inplace_emit(Body *B, CgKernel *k) { cg_inplace_emit(B, k->head); }
+
+static void inplace_describe(Body *B, const CgKernel *k, FILE *out) {
+  fprintf(out, "update of %%%d in place", cg_slot(B, k->head)->inplace_of->id);
+}
+
+const CgStrategy cg_inplace_strategy = {"inplace", NULL, inplace_recognize, NULL, NULL,
+                                        inplace_emit, inplace_describe};

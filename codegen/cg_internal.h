@@ -61,11 +61,14 @@ typedef struct Slot {
   /* Online groups (cg_online.c): */
   int online;          /* the group (its max's id), -1 if none */
   int okind;           /* member kind (how its block sums are rescaled) */
+  int kernel;          /* its kernel in the plan (Body.kernels), -1: none */
 } Slot;
 
 typedef struct RegionCg RegionCg;
 typedef struct CgPair CgPair;
 typedef struct CgAlias CgAlias;
+typedef struct CgKernel CgKernel;
+typedef struct CgMember CgMember;
 
 /* A loop being moved into a function of its own for the thread pool
  * (cg_parallel.c). */
@@ -90,6 +93,7 @@ typedef struct Par {
 typedef struct Body {
   Cg *g;
   Function *f;
+  int n;               /* instructions (ids 0 .. n-1, ir_renumber) */
   LLVMValueRef fn;
   LLVMBasicBlockRef entry;
   LLVMValueRef *symv;  /* i64 size of each module symbol, NULL if unused */
@@ -107,6 +111,10 @@ typedef struct Body {
   CgPair *pairs;        /* matrix-vector pairs (cg_gemvpair.c) */
   LLVMValueRef pair_i0; /* while a pair's group is emitted: its block's first row */
   int npairs;
+  CgKernel *kernels;    /* the plan (cg_plan.c), in the order they were formed */
+  int nkernels;
+  CgMember *member;     /* by Inst.id: each value's part in its kernel */
+  PtrVec *users;        /* by Inst.id: the instructions reading it (not yields) */
 } Body;
 
 /* ---- cg_elem.c ---- */
@@ -140,9 +148,64 @@ typedef enum { CG_MD_FIXED } CgMd;
 unsigned cg_md_kind(LLVMContextRef ctx, CgMd md);
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide);
 
-/* ---- cg_inplace.c ---- */
-/* cg_plan.c: which values get memory (Slot.has_buf), first of all. */
+/* ---- cg_plan.c: the kernel plan ----
+ * A kernel is one unit of the generated code: a loop nest, a group of
+ * values sharing one loop, a call into the runtime, a loop or branch.
+ * Every value the body computes apart from its readers (Slot.has_buf)
+ * belongs to exactly one; the others are evaluated inside their readers'
+ * kernels. A strategy recognizes kernels in a block, may reserve room of
+ * their own in the workspace, and emits them where their head stands;
+ * the planner runs the table of strategies over every block in order,
+ * each taking only values no earlier one took. */
+typedef enum { CG_IN_MEMORY, CG_IN_REGISTER, CG_IN_SCRATCH } CgLives;
+/* A value's part in its kernel (Body.member, by id). */
+struct CgMember {
+  int role;      /* the strategy's own kind of member, printed by name */
+  int pass;      /* rows: its pass in a block of rows */
+  CgLives lives; /* where it lives while the kernel runs */
+};
+typedef struct CgStrategy {
+  const char *name;
+  const char *const *roles; /* CgMember.role's names (NULL: one kind) */
+  /* The kernels of the block starting at `first` it takes (cg_kernel_new,
+   * cg_kernel_add), among values no earlier strategy took. */
+  void (*recognize)(Body *B, Inst *first);
+  /* Room of its own after the temporaries: total grows; bound once the
+   * workspace block exists (NULL: none). */
+  LLVMValueRef (*reserve)(Body *B, CgKernel *k, LLVMValueRef total);
+  void (*bind)(Body *B, CgKernel *k, LLVMValueRef base);
+  void (*emit)(Body *B, CgKernel *k);
+  /* After "%head ": its schedule and the rest of its line of the plan. */
+  void (*describe)(Body *B, const CgKernel *k, FILE *out);
+} CgStrategy;
+struct CgKernel {
+  const CgStrategy *st;
+  Inst *head;  /* emitted where it stands */
+  Inst *last;  /* its last member, in head's block */
+  void *data;  /* the strategy's own */
+};
+extern const CgStrategy cg_region_strategy, cg_inplace_strategy, cg_view_strategy,
+    cg_rows_strategy, cg_online_strategy, cg_flat_strategy, cg_pair_strategy, cg_own_strategy;
+/* Memory first (cg_memory.c), then the table over every block. */
 void cg_plan(Body *B, int n);
+void cg_plan_free(Body *B);
+/* A new kernel of st at head (head its first member); returns its index. */
+int cg_kernel_new(Body *B, const CgStrategy *st, Inst *head);
+void cg_kernel_add(Body *B, int k, Inst *v, int role, CgLives lives);
+/* v's kernel, or NULL. */
+CgKernel *cg_kernel_of(Body *B, const Inst *v);
+/* The members of k in order, " %id role lives" each (for describe). */
+void cg_plan_members(Body *B, const CgKernel *k, FILE *out);
+/* "%x" or "%12": a value as the IR printer names it, for describe. */
+void cg_plan_value(const Inst *v, FILE *out);
+/* " [n, 8]": a type's shape, for describe. */
+void cg_plan_shape(Body *B, const Type *t, FILE *out);
+
+/* ---- cg_memory.c ---- */
+/* Which values get memory (Slot.has_buf), first of all. */
+void cg_memory_plan(Body *B, int n);
+
+/* ---- cg_inplace.c ---- */
 void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
 bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
 
@@ -220,7 +283,9 @@ void cg_emit_view(Body *B, Inst *v);         /* a slice view's pointer */
 /* The helpers cg_rows.c uses. */
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
 LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
-void cg_emit_one(Body *B, Inst *i);                         /* one value with memory */
+/* One value with memory by a loop (or call) of its own, whatever kernel
+ * it is in (a row group's fallback). */
+void cg_emit_alone(Body *B, Inst *i);
 
 /* ---- cg_matmul.c ---- */
 /* out (+)= v's product (accumulate: add to what out holds). */
@@ -242,34 +307,21 @@ void cg_acc_add(Cg *g, CgAcc *a, LLVMValueRef x);
 LLVMValueRef cg_acc_value(Cg *g, CgAcc *a);
 
 /* ---- cg_rows.c ---- */
-/* Row groups: the values of a softmax-like chain over [n, k] (row
- * reductions and their broadcast users) computed in one loop over blocks
- * of rows, lanes over rows. cg_rows_form runs after plan, before the loop
- * groups; cg_rows_emit emits a group at its first member. */
-void cg_rows_form(Body *B, int n);
-void cg_rows_emit(Body *B, Inst *head);
+/* Row groups (cg_rows_strategy): the values of a softmax-like chain over
+ * [n, k] (row reductions and their broadcast users) computed in one loop
+ * over blocks of rows, lanes over rows. */
 LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x); /* a member in block scratch */
 
 /* ---- cg_gemvpair.c ---- */
 /* Matrix-vector pairs: z = M @ v and M^T g fused with the loop group over
- * M's rows that computes g, reading M once. cg_pairs_form runs after the
- * loop groups; the partials of d_v take room after the temporaries
- * (reserve: total grows; bind once the block exists). */
-void cg_pairs_form(Body *B, int n);
-LLVMValueRef cg_pairs_reserve(Body *B, LLVMValueRef total);
-void cg_pairs_bind(Body *B, LLVMValueRef base);
-/* For emit_one: true if i is a pair's product (the forward one is computed
- * in its group's loop, the adjoint by adding the partials, here). */
-bool cg_pair_emit(Body *B, Inst *i);
-/* The group's loop (cg_func.c's group_version): the pair whose group
- * starts at head, or NULL; the most chunks its pool loop may have; per
- * chunk (chunk: its index, NULL inline), zero its partial; per block of
- * cg_pair_block_rows rows, the forward product before the members' loop
- * and the adjoint's sum after; then, in the body, how many chunks ran. */
+ * M's rows that computes g, reading M once (cg_pair_strategy). Its partials
+ * of d_v take room after the temporaries. The group's loop (cg_groups.c's
+ * group_version): the pair whose group starts at head, or NULL; the most
+ * chunks its pool loop may have; per chunk (chunk: its index, NULL
+ * inline), zero its partial; per block of cg_pair_block_rows rows, the
+ * forward product before the members' loop and the adjoint's sum after;
+ * then, in the body, how many chunks ran. */
 CgPair *cg_pair_of(Body *B, const Inst *head);
-/* A pair's forward product is computed at its group's head (which liveness
- * must know: its operands live until then); NULL for any other value. */
-const Inst *cg_pair_computed_at(Body *B, const Inst *v);
 LLVMValueRef cg_pair_max_chunks(Body *B, CgPair *p);
 void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk);
 LLVMValueRef cg_pair_block_rows(Body *B, CgPair *p);
@@ -285,9 +337,8 @@ void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 
 /* ---- cg_groups.c ---- */
 /* Loop groups: values computed by flat loops over the same space share
- * one loop. cg_groups_form runs after plan and the row and online groups;
- * cg_group_emit emits a group at its first member. */
-void cg_groups_form(Body *B, int n);
+ * one loop (cg_flat_strategy); cg_group_emit emits the group at its first
+ * member (a matrix-vector pair's too). */
 void cg_group_emit(Body *B, Inst *first);
 /* Can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
@@ -315,13 +366,9 @@ bool cg_elf_merge(const void *a, size_t alen, const void *b, size_t blen,
                   const char *const *locals, int nlocals, char **out, size_t *outlen);
 
 /* ---- cg_online.c ---- */
-/* Online groups: a max over all of an operand and the sums shifted by it
- * (log-sum-exp, a softmax cross-entropy over a vector) in one pass over
- * blocks that stay in cache, rescaling the blocks' sums. cg_online_form
- * runs after the row groups, before the loop groups; cg_online_emit emits
- * a group at its max. */
-void cg_online_form(Body *B, int n);
-void cg_online_emit(Body *B, Inst *head);
+/* Online groups (cg_online_strategy): a max over all of an operand and the
+ * sums shifted by it (log-sum-exp, a softmax cross-entropy over a vector)
+ * in one pass over blocks that stay in cache, rescaling the blocks' sums. */
 /* The shortest (literal) row a row max takes part from: shorter rows stay
  * in cache between their passes anyway (W1's 1000); the row groups leave
  * longer ones to these. */
@@ -399,6 +446,9 @@ LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
  * or in a loop body (cg_par_short) from SHORT_TRIP elements (1,000
  * elements are one chunk, run directly by the calling thread). */
 bool cg_par_worth(Body *B, LLVMValueRef n);
+/* The same as the plan sees it, for a flat loop over t emitted where `at`
+ * stands. */
+bool cg_par_planned(const Inst *at, const Type *t);
 /* Whether the inline version of a flat loop is a short one (inside a loop
  * or branch, and not already in a pool's loop): its tail is folded. */
 bool cg_par_short(Body *B);

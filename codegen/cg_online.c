@@ -226,7 +226,7 @@ static bool head_ok(Body *B, const Inst *i) {
   return !(literal && size <= ONLINE_BLOCK);
 }
 
-void cg_online_form(Body *B, int n) {
+static void cg_online_form(Body *B, int n) {
   Function *f = B->f;
   PtrVec *users = NULL;
   int *seen = NULL;
@@ -665,7 +665,7 @@ static void rows_version(Body *B, Online *o, bool on) {
     cg_par_end(B, &par);
 }
 
-void cg_online_emit(Body *B, Inst *head) {
+static void cg_online_emit(Body *B, Inst *head) {
   Cg *g = B->g;
   Online o = {.m = head, .d = g->f64};
   o.t = cg_elem_type(g, head->type.dtype);
@@ -714,3 +714,40 @@ void cg_online_emit(Body *B, Inst *head) {
   for (int k = 0; k < o.nmem; k++)
     cg_slot(B, o.mem[k])->scalar = r[k];
 }
+
+/* ---- the strategy ---- */
+
+static void online_recognize(Body *B, Inst *first) {
+  if (first != B->f->first || B->has_regions)
+    return;
+  cg_online_form(B, B->n);
+  for (Inst *h = first; h; h = h->next) {
+    Slot *hs = cg_slot(B, h);
+    if (hs->online != h->id || hs->okind != OK_MAX)
+      continue;
+    int k = cg_kernel_new(B, &cg_online_strategy, h);
+    for (Inst *i = h; i; i = i->next)
+      if (cg_slot(B, i)->online == h->id)
+        cg_kernel_add(B, k, i, cg_slot(B, i)->okind, CG_IN_MEMORY);
+  }
+}
+
+static void online_emit(Body *B, CgKernel *k) { cg_online_emit(B, k->head); }
+
+static const char *const online_roles[] = {[OK_PLAIN] = "plain", [OK_EXP] = "exp", [OK_LIN] = "lin",
+                                           [OK_MAX] = "max"};
+
+/* "online [n] blocks of 4096, pool: %3 max mem %7 exp mem ...; totals in
+ * f64, chunks merged in order" */
+static void online_describe(Body *B, const CgKernel *k, FILE *out) {
+  const Inst *m = k->head;
+  fputs("online", out);
+  cg_plan_shape(B, &m->args[0]->type, out);
+  fprintf(out, m->type.rank == 1 ? " rows in blocks of %d" : " blocks of %d", ONLINE_BLOCK);
+  fputc(':', out);
+  cg_plan_members(B, k, out);
+  fputs("; rescaled into f64 totals", out);
+}
+
+const CgStrategy cg_online_strategy = {"online", online_roles, online_recognize, NULL, NULL,
+                                       online_emit, online_describe};

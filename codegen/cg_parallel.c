@@ -123,6 +123,13 @@ bool cg_par_worth(Body *B, LLVMValueRef n) {
 
 static void par_begin(Body *B, LLVMValueRef n, int64_t least, LLVMValueRef most, int64_t align, Par *p);
 
+bool cg_par_planned(const Inst *at, const Type *t) {
+  int64_t n = ir_static_numel(t);
+  if (at->parent) /* in a loop or branch body: cg_par_short */
+    return n >= SHORT_TRIP;
+  return n < 0 || n >= 2 * PAR_CHUNK;
+}
+
 bool cg_par_rows_worth(Body *B, LLVMValueRef total) {
   if (B->par || cg_par_short(B))
     return false;

@@ -1,126 +1,176 @@
-/* cg_plan.c -- which values get memory of their own (Slot.has_buf); every
- * other value is computed where it is used, fused into its readers' loops.
+/* The kernel plan: what code a function body becomes, decided before any
+ * of it is emitted, and printed by `sgc --emit-plan`.
  *
- * A value needs memory when it is not elementwise (a reduction, a matrix
- * product, an index op's result), when several readers would each
- * recompute it (unless it is cheap: a constant, a broadcast, a view),
- * when a reader reads its operand from memory (a matrix product's
- * operands, the source of a transpose or reshape, a random key tensor),
- * when it is broadcast (each copy would recompute it),
- * when it is computed outside a loop or branch and read inside, when it is
- * a result, and when a chain fused into one loop would pass MAX_FUSED
- * operations. On top of has_buf it marks slices of leading-axis rows of
- * values in memory as views (a pointer, no copy), a sum of two matrix
- * products as computed by the products themselves, and updates in place
- * (cg_inplace_plan).
+ * First cg_memory.c decides which values are computed apart from their
+ * readers (Slot.has_buf); every other value is evaluated inside the loop
+ * of the kernel that reads it. Then each block -- the function body and,
+ * innermost first, every body of a loop or branch -- is given its kernels
+ * by the strategies of one table, in its order: each recognizes the
+ * kernels it can make of the values no earlier strategy took (a row
+ * group takes a softmax's chain before the loop groups could cut it in
+ * pieces), and the last one takes each value left over alone. A kernel
+ * has a head, where it is emitted, its members (Slot.kernel) and, for each
+ * member, its role and where it lives while the kernel runs (Body.member);
+ * cg_emit_block (cg_func.c) emits each kernel at its head, and the body's
+ * frame (cg_body.c) asks each for the room it reserves in the workspace.
  *
- * Requires: the function verified. Keeps: every Slot reset, then the
- * flags above; ir_count_uses' counts; Inst.aux back to NULL. */
+ * Requires: the function verified. Keeps: Slot reset, then the decisions
+ * of cg_memory.c and of the strategies; Body.users the readers of each
+ * value for the strategies to share. */
 #include <string.h>
 
 #include "cg_internal.h"
 
-static bool cheap(const Inst *v) {
-  return v->op == OP_const || v->op == OP_count || v->op == OP_arange || v->op == OP_broadcast ||
-         v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
+/* The table: the strategies in the order they choose. */
+static const CgStrategy *const strategies[] = {
+    &cg_region_strategy, /* loops and branches (cg_region.c) */
+    &cg_inplace_strategy, /* updates in place (cg_inplace.c) */
+    &cg_rows_strategy,   /* row groups (cg_rows.c) */
+    &cg_online_strategy, /* online max and sums (cg_online.c) */
+    &cg_flat_strategy,   /* loop groups over a flat index (cg_groups.c) */
+    &cg_pair_strategy,   /* a product and its adjoint around a group (cg_gemvpair.c) */
+    &cg_view_strategy,   /* views of memory: no code (cg_func.c) */
+    &cg_own_strategy,    /* every value left, its own loop or call (cg_func.c) */
+};
+
+int cg_kernel_new(Body *B, const CgStrategy *st, Inst *head) {
+  if (B->nkernels % 64 == 0)
+    B->kernels = xrealloc(B->kernels, sizeof(CgKernel) * (size_t)(B->nkernels + 64));
+  int k = B->nkernels++;
+  B->kernels[k] = (CgKernel){st, head, head, NULL};
+  return k;
 }
 
-/* Has v memory, or can it have some for free (a reshape of memory)? */
-static bool addressable(Body *B, const Inst *v) {
-  if (v->op == OP_param || cg_slot(B, v)->has_buf)
-    return true;
-  return v->op == OP_reshape && addressable(B, v->args[0]);
+void cg_kernel_add(Body *B, int k, Inst *v, int role, CgLives lives) {
+  cg_slot(B, v)->kernel = k;
+  B->member[v->id] = (CgMember){role, 0, lives};
+  if (v->id > B->kernels[k].last->id)
+    B->kernels[k].last = v;
+}
+
+CgKernel *cg_kernel_of(Body *B, const Inst *v) {
+  if (v->op == OP_param)
+    return NULL;
+  int k = cg_slot(B, v)->kernel;
+  return k >= 0 ? &B->kernels[k] : NULL;
+}
+
+/* The blocks inside first's (their bodies' blocks first), then first's own. */
+static void plan_block(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next)
+    for (int r = 0; r < i->nregions; r++)
+      plan_block(B, i->regions[r].first);
+  for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++)
+    strategies[s]->recognize(B, first);
 }
 
 void cg_plan(Body *B, int n) {
   Function *f = B->f;
-  ir_count_uses(f);
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Slot *s = cg_slot(B, i);
-    memset(s, 0, sizeof *s);
-    s->temp = -1;
-    s->group = -1;
-    s->rows = -1;
-    s->online = -1;
-    if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
-      s->has_buf = true;
-    for (int r = 0; r < i->nregions; r++)
-      for (int k = 0; k < i->regions[r].nparams; k++) {
-        Slot *p = cg_slot(B, i->regions[r].params[k]);
-        memset(p, 0, sizeof *p);
-        p->temp = p->group = p->rows = p->online = -1;
-      }
-  }
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    /* A value computed outside a loop or branch and read inside is kept
-     * in memory, not recomputed on every iteration. */
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param && i->args[k]->parent != i->parent && !cheap(i->args[k]))
-        cg_slot(B, i->args[k])->has_buf = true;
-    if (i->nregions)
-      cg_region_plan(B, i);
-    if (ir_ops[i->op].shape == SH_MATMUL) {
-      for (int k = 0; k < 2; k++) {
-        Inst *x = i->args[k];
-        if (cg_swaps_last2(x))
-          cg_slot(B, x->args[0])->has_buf = true;
-        else
-          cg_slot(B, x)->has_buf = true;
-      }
-    } else if (i->op == OP_transpose || i->op == OP_reshape) {
-      cg_slot(B, i->args[0])->has_buf = true;
-    } else if ((i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) &&
-               i->args[0]->type.rank > 0) { /* the runtime reads a key tensor */
-      cg_slot(B, i->args[0])->has_buf = true;
-    } else if (i->op == OP_broadcast && !cheap(i->args[0])) {
-      cg_slot(B, i->args[0])->has_buf = true;
-    }
-  }
-  for (int k = 0; k < f->nresults; k++)
-    cg_slot(B, f->results[k])->has_buf = true;
-  /* A slice of leading-axis rows (a row x[t] of a matrix, w[0] of a stack
-   * of weights) of a value with memory anyway is a pointer into it: no
-   * copy, its start checked once instead of at every element read, and
-   * its readers stay flat loops that loop groups can fuse. */
+  cg_memory_plan(B, n);
+  B->member = xmalloc(sizeof(CgMember) * (size_t)(n + 1));
+  memset(B->member, 0, sizeof(CgMember) * (size_t)(n + 1));
+  B->users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
+  memset(B->users, 0, sizeof(PtrVec) * (size_t)(n + 1));
   for (Inst *i = f->first; i; i = ir_walk_next(i))
-    if (i->op == OP_slice && i->axes == 1u && addressable(B, i->args[0])) {
-      cg_slot(B, i)->has_buf = true;
-      cg_slot(B, i)->view = true;
-      if (i->args[0]->op == OP_reshape) /* a view too */
-        cg_slot(B, i->args[0])->has_buf = true;
-    }
-  /* A sum of two matrix products (the adjoint of a weight used twice) is
-   * computed by the GEMM kernel itself: the second product accumulates into
-   * the first's memory, which is the sum's. */
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    Inst *p = i->nargs == 2 ? i->args[0] : NULL, *q = i->nargs == 2 ? i->args[1] : NULL;
-    if (i->op == OP_add && p != q && ir_ops[p->op].shape == SH_MATMUL &&
-        ir_ops[q->op].shape == SH_MATMUL && p->nuses == 1 && q->nuses == 1 &&
-        p->parent == i->parent && q->parent == i->parent) {
-      cg_slot(B, i)->has_buf = true;
-      cg_slot(B, i)->by_products = true;
-      cg_slot(B, p)->acc_into = i;
-      cg_slot(B, q)->acc_into = i;
-    }
-  }
-  /* Bound the work fused into one loop: a longer chain is cut into loops of
-   * at most MAX_FUSED operations, which keeps register pressure sane and
-   * LLVM's per-block passes from going quadratic on huge expressions. */
-  enum { MAX_FUSED = 48 };
-  for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    intptr_t size = 1;
     for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param && !cg_slot(B, i->args[k])->has_buf)
-        size += (intptr_t)i->args[k]->aux;
-    if (size > MAX_FUSED && (ir_ops[i->op].flags & F_ELEM)) {
-      cg_slot(B, i)->has_buf = true;
-      size = 1;
-    }
-    i->aux = (void *)size;
-  }
-  for (Inst *i = f->first; i; i = ir_walk_next(i))
-    i->aux = NULL;
+      if (i->args[k]->op != OP_param)
+        vec_push(&B->users[i->args[k]->id], i);
   for (int k = 0; k < f->nparams; k++)
-    f->params[k]->aux = NULL;
-  cg_inplace_plan(B, n);
+    B->pslot[k].kernel = -1;
+  plan_block(B, f->first);
+}
+
+void cg_plan_free(Body *B) {
+  for (int k = 0; k < B->nkernels; k++)
+    free(B->kernels[k].data);
+  free(B->kernels);
+  free(B->member);
+  if (B->users)
+    for (Inst *i = B->f->first; i; i = ir_walk_next(i))
+      vec_free(&B->users[i->id]);
+  free(B->users);
+}
+
+/* ---- printing ---- */
+
+static const char *const lives_name[] = {"mem", "reg", "scratch"};
+
+void cg_plan_value(const Inst *v, FILE *out) {
+  if (v->op == OP_param)
+    fprintf(out, "%%%s", v->name);
+  else
+    fprintf(out, "%%%d", v->id);
+}
+
+void cg_plan_members(Body *B, const CgKernel *k, FILE *out) {
+  int id = (int)(k - B->kernels);
+  for (Inst *i = k->head; i; i = i->next) {
+    if (cg_slot(B, i)->kernel == id) {
+      const CgMember *m = &B->member[i->id];
+      fprintf(out, " %%%d", i->id);
+      if (k->st->roles)
+        fprintf(out, " %s", k->st->roles[m->role]);
+      fprintf(out, " %s", lives_name[m->lives]);
+    }
+    if (i == k->last)
+      break;
+  }
+}
+
+void cg_plan_shape(Body *B, const Type *t, FILE *out) {
+  fputs(" [", out);
+  for (int d = 0; d < t->rank; d++) {
+    if (t->dim[d].sym >= 0)
+      fprintf(out, "%s%s", d ? ", " : "", B->g->m->syms[t->dim[d].sym]);
+    else
+      fprintf(out, "%s%lld", d ? ", " : "", (long long)t->dim[d].size);
+  }
+  fputs("]", out);
+}
+
+static void print_block(Body *B, Inst *first, int depth, FILE *out) {
+  for (Inst *i = first; i; i = i->next) {
+    CgKernel *k = cg_kernel_of(B, i);
+    if (!k || k->head != i)
+      continue;
+    fprintf(out, "%*s%%%d ", 2 * depth, "", i->id);
+    k->st->describe(B, k, out);
+    fputc('\n', out);
+    for (int r = 0; r < i->nregions; r++) {
+      if (i->nregions > 1)
+        fprintf(out, "%*s%s:\n", 2 * depth + 2, "",
+                i->op == OP_if ? (r ? "else" : "then") : (r ? "body" : "condition"));
+      print_block(B, i->regions[r].first, depth + i->nregions, out);
+    }
+  }
+}
+
+static void cg_plan_function(Cg *g, Function *f, FILE *out) {
+  int n = ir_renumber(f);
+  Body B = {.g = g, .f = f};
+  for (Inst *i = f->first; i && !B.has_regions; i = ir_walk_next(i))
+    B.has_regions = i->nregions || i->op == OP_proj;
+  B.n = n;
+  B.slot = xmalloc(sizeof(Slot) * (size_t)(n + 1));
+  B.rg = xmalloc(sizeof(*B.rg) * (size_t)(n + 1));
+  memset(B.rg, 0, sizeof(*B.rg) * (size_t)(n + 1));
+  B.pslot = xmalloc(sizeof(Slot) * (size_t)(f->nparams + 1));
+  for (int k = 0; k < f->nparams; k++)
+    B.pslot[k] = (Slot){.has_buf = true, .temp = -1, .group = -1, .rows = -1, .online = -1};
+  cg_plan(&B, n);
+  fprintf(out, "plan @%s\n", f->name);
+  print_block(&B, f->first, 1, out);
+  cg_plan_free(&B);
+  cg_region_free(&B);
+  free(B.rg);
+  free(B.slot);
+  free(B.pslot);
+  free(B.pairs);
+}
+
+void cg_print_plans(Module *m, long long ad_memory, FILE *out) {
+  Cg g = {.m = m, .ad_memory = ad_memory};
+  for (Function *f = m->funcs; f; f = f->next)
+    if (f->exported)
+      cg_plan_function(&g, f, out);
 }

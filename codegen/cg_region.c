@@ -156,20 +156,25 @@ static void inplace_state(Body *B, Inst *op, RegionCg *R) {
       R->fixed[k] = true;
 }
 
+/* Which state values stay in one buffer and which yields are computed
+ * straight into the next buffer, once the body's kernels are known. */
+static void decide_state(Body *B, Inst *op, RegionCg *R) {
+  inplace_state(B, op, R);
+  if (op->op == OP_if)
+    return;
+  Region *body = body_of(op);
+  for (int k = 0; k < R->n; k++)
+    if (!R->fixed[k] && can_compute_into(B, body->yields[k], body, R))
+      R->inplace[k] = body->yields[k];
+}
+
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
   Cg *g = B->g;
   RegionCg *R = B->rg[op->id];
   int nb = op->op == OP_if ? R->n : 2 * R->n;
-  inplace_state(B, op, R);
-  if (op->op != OP_if) {
-    Region *body = body_of(op);
-    for (int k = 0; k < R->n; k++)
-      if (!R->fixed[k] && can_compute_into(B, body->yields[k], body, R)) {
-        R->inplace[k] = body->yields[k];
-        /* bound to the next buffer at each iteration; no memory of its own */
-        cg_slot(B, body->yields[k])->buf = LLVMConstNull(g->ptr);
-      }
-  }
+  for (int k = 0; k < R->n; k++)
+    if (R->inplace[k]) /* bound to the next buffer at each iteration; no memory of its own */
+      cg_slot(B, R->inplace[k])->buf = LLVMConstNull(g->ptr);
   for (int j = 0; j < nb; j++) {
     const Type *t = state_type(op, j % R->n);
     R->off[j] = total;
@@ -662,3 +667,51 @@ void cg_region_free(Body *B) {
     }
   }
 }
+
+/* ---- the strategy ---- */
+
+static void region_recognize(Body *B, Inst *first) {
+  for (Inst *i = first; i; i = i->next) {
+    if (!i->nregions)
+      continue;
+    cg_kernel_add(B, cg_kernel_new(B, &cg_region_strategy, i), i, 0, CG_IN_MEMORY);
+    decide_state(B, i, B->rg[i->id]);
+    /* a yield no longer updated in place is computed as a whole */
+    for (int r = 0; r < i->nregions; r++)
+      for (int k = 0; k < i->regions[r].nyields; k++) {
+        CgKernel *yk = cg_kernel_of(B, i->regions[r].yields[k]);
+        if (yk && yk->st == &cg_inplace_strategy && !cg_slot(B, yk->head)->inplace_of)
+          yk->st = &cg_own_strategy;
+      }
+  }
+}
+
+static LLVMValueRef region_reserve(Body *B, CgKernel *k, LLVMValueRef total) {
+  return cg_region_reserve(B, k->head, total);
+}
+
+static void region_bind(Body *B, CgKernel *k, LLVMValueRef base) { cg_region_bind(B, k->head, base); }
+
+static void region_emit(Body *B, CgKernel *k) { cg_region_emit(B, k->head); }
+
+/* "for: 2 state (1 in one buffer, 1 computed in place), taped" */
+static void region_describe(Body *B, const CgKernel *k, FILE *out) {
+  Inst *op = k->head;
+  RegionCg *R = B->rg[op->id];
+  int fixed = 0, into = 0;
+  for (int j = 0; j < R->n; j++) {
+    fixed += op->op != OP_if && R->fixed[j];
+    into += R->inplace[j] != NULL;
+  }
+  fprintf(out, "%s: %d %s", ir_ops[op->op].name, R->n,
+          op->op != OP_if ? "state" : R->n == 1 ? "result" : "results");
+  if (fixed || into)
+    fprintf(out, " (%d in one buffer, %d computed in place)", fixed, into);
+  if (R->ckpt)
+    fputs(", snapshots", out);
+  else if (R->taped)
+    fputs(", taped", out);
+}
+
+const CgStrategy cg_region_strategy = {"region", NULL, region_recognize, region_reserve,
+                                       region_bind, region_emit, region_describe};

@@ -228,7 +228,7 @@ static bool fits(int kind, const Type *sp, const Type *space) {
          sp->dim[0].size == space->dim[0].size;
 }
 
-void cg_rows_form(Body *B, int n) {
+static void cg_rows_form(Body *B, int n) {
   Function *f = B->f;
   Inst *head = NULL, *last = NULL;
   const Type *space = NULL;
@@ -621,7 +621,7 @@ static void emit_group_rows(Body *B, Rows *R) {
   rows_version(B, R, n, !small);
 }
 
-void cg_rows_emit(Body *B, Inst *head) {
+static void cg_rows_emit(Body *B, Inst *head) {
   Cg *g = B->g;
   int gid = head->id;
   Inst *end = cg_slot(B, head)->rows_last->next;
@@ -681,7 +681,7 @@ void cg_rows_emit(Body *B, Inst *head) {
     }
     B->rows_fallback = true;
     for (int m = 0; m < R.nmem; m++)
-      cg_emit_one(B, R.mem[m]);
+      cg_emit_alone(B, R.mem[m]);
     B->rows_fallback = false;
     ends[nends++] = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "rows_joined");
@@ -697,3 +697,60 @@ void cg_rows_emit(Body *B, Inst *head) {
   free(R.acc);
   free(R.col);
 }
+
+/* ---- the strategy ---- */
+
+static void rows_recognize(Body *B, Inst *first) {
+  if (first != B->f->first || B->has_regions)
+    return;
+  cg_rows_form(B, B->n);
+  for (Inst *h = first; h; h = h->next) {
+    Slot *hs = cg_slot(B, h);
+    if (hs->rows != h->id)
+      continue;
+    int k = cg_kernel_new(B, &cg_rows_strategy, h);
+    for (Inst *i = h; i != hs->rows_last->next; i = i->next) {
+      Slot *s = cg_slot(B, i);
+      if (s->rows != h->id)
+        continue;
+      CgLives lives = s->internal ? CG_IN_REGISTER : s->rowbuf_ok ? CG_IN_SCRATCH : CG_IN_MEMORY;
+      cg_kernel_add(B, k, i, s->rkind, lives);
+      B->member[i->id].pass = s->rpass;
+    }
+  }
+}
+
+static void rows_emit(Body *B, CgKernel *k) { cg_rows_emit(B, k->head); }
+
+static const char *const rows_roles[] = {
+    [RK_NONE] = "?", [RK_ELEM] = "elem", [RK_ROWRED] = "rowred", [RK_FULLRED] = "sum",
+    [RK_COLRED] = "colred", [RK_ROWELEM] = "perrow", [RK_ROWFULL] = "sum", [RK_VIEW] = "view"};
+
+/* "rows [n, k] blocks (k <= 12) | by row (k >= 128) | own loops:
+ * %3 rowred/0 mem ..." */
+static void rows_describe(Body *B, const CgKernel *k, FILE *out) {
+  const Type *space = NULL;
+  kind_of(B, k->head, &space);
+  Slot *hs = cg_slot(B, k->head);
+  fputs("rows", out);
+  cg_plan_shape(B, space, out);
+  Dim kd = space->dim[1];
+  if (kd.sym >= 0)
+    fprintf(out, " blocks of %d rows if <= %d columns, else by row if >= %d, else own loops",
+            ROWS_BLOCK, hs->rows_kmax, ROWS_WIDE);
+  else
+    fputs(kd.size >= ROWS_WIDE ? " by row" : " blocks", out);
+  if (cg_par_planned(k->head, &(Type){.rank = 1, .dim = {space->dim[0]}}))
+    fputs(", pool", out);
+  fputc(':', out);
+  int id = (int)(k - B->kernels);
+  for (Inst *i = k->head; i != k->last->next; i = i->next)
+    if (cg_slot(B, i)->kernel == id) {
+      const CgMember *m = &B->member[i->id];
+      fprintf(out, " %%%d %s/%d %s", i->id, rows_roles[m->role], m->pass,
+              m->lives == CG_IN_REGISTER ? "reg" : m->lives == CG_IN_SCRATCH ? "scratch" : "mem");
+    }
+}
+
+const CgStrategy cg_rows_strategy = {"rows", rows_roles, rows_recognize, NULL, NULL, rows_emit,
+                                     rows_describe};

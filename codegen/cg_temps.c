@@ -17,8 +17,8 @@
  * reader came strictly before the new writer, so no loop ever reads and
  * writes the same bytes through different values.
  *
- * Requires: plan, form_groups and the pairs have run (Slot.has_buf, group,
- * internal, acc_into, by_products, pair); results' Slot.buf set. Keeps:
+ * Requires: the plan (cg_plan.c: Slot.has_buf, internal, acc_into,
+ * by_products, the kernels); results' Slot.buf set. Keeps:
  * nothing else. */
 #include <stdlib.h>
 #include <string.h>
@@ -185,17 +185,13 @@ static int lifetimes(Body *B, int n, Temp **out) {
     last[i->id] = 0;
   }
   int end = p + 1;
-  /* Where each value with a loop of its own is computed (a group at its
-   * first member, so is a matrix-vector pair's forward product; a sum of
-   * products where its first product writes it). */
+  /* Where each value with a loop of its own is computed: at its kernel's
+   * head (a group's first member; a matrix-vector pair's forward product
+   * with its group), or a sum of products where its first product writes
+   * it. */
   for (Inst *i = f->first; i; i = i->next) {
-    Slot *s = slot_of(B, i);
-    const Inst *at = cg_pair_computed_at(B, i);
-    start[i->id] = at               ? pos[at->id]
-                   : s->group >= 0  ? pos[s->group]
-                   : s->rows >= 0   ? pos[s->rows]
-                   : s->online >= 0 ? pos[s->online]
-                                    : pos[i->id];
+    const CgKernel *k = cg_kernel_of(B, i);
+    start[i->id] = pos[k ? k->head->id : i->id];
   }
   /* A sum of products comes after both of them: only now that its own
    * start is set can the first product move it earlier. (Moving it in the
@@ -220,9 +216,11 @@ static int lifetimes(Body *B, int n, Temp **out) {
       last[s->inplace_of->id] = last[i->id];
     bool own_loop = s->has_buf && i->op != OP_reshape && !s->view;
     int when = own_loop ? start[i->id] : last[i->id];
-    /* A row group's members read anywhere from its first to its last. */
-    if (own_loop && s->rows >= 0)
-      when = pos[s->rows_last->id];
+    /* A kernel's members read anywhere from its first to its last (a row
+     * group's fallback runs them one after another). */
+    const CgKernel *kn = cg_kernel_of(B, i);
+    if (own_loop && kn)
+      when = pos[kn->last->id];
     for (int k = 0; k < i->nargs; k++) {
       Inst *a = i->args[k];
       if (a->op != OP_param && last[a->id] < when)

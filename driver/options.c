@@ -16,8 +16,9 @@
 
 static const char usage[] =
     "usage: sgc FILE.sg [-o OUT] [--header H] [-O0|-O1|-O2|-O3] [--emit-ir[=STAGE]]\n"
-    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--ad-memory=SIZE] [-g]\n"
-    "           [--target-cpu=CPU] [--exports=LIST] [--verify] [--version] [--help]\n";
+    "           [--emit-llvm] [-S] [--emit-dot[=STAGE]] [--emit-plan] [-g]\n"
+    "           [--ad-memory=SIZE] [--target-cpu=CPU] [--exports=LIST] [--verify]\n"
+    "           [--version] [--help]\n";
 
 static const char help[] =
     "Compile a .sg program to a native object with a reverse-mode gradient\n"
@@ -32,6 +33,8 @@ static const char help[] =
     "  -S                   write assembly instead of an object\n"
     "  --emit-dot[=STAGE]   print a Graphviz graph of every function instead of\n"
     "                       writing an object; STAGE as for --emit-ir (default ad)\n"
+    "  --emit-plan          print the code generator's plan of every export (its\n"
+    "                       kernels: loops, groups, calls) instead of an object\n"
     "  --ad-memory=SIZE     gradients through loops hold at most SIZE bytes of\n"
     "                       saved loop state per call (K, M, G: KiB, MiB, GiB),\n"
     "                       recomputing from checkpoints; same results bit for bit\n"
@@ -183,6 +186,8 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
         o->emit_dot = STAGE_OPT;
       else if (strncmp(a, "--emit-dot=", 11) == 0)
         return bad_usage(&p, "unknown IR stage '%s' (expected parsed, ad or opt)", a + 11);
+      else if (strcmp(a, "--emit-plan") == 0)
+        o->emit_plan = true;
       else if (strcmp(a, "--emit-llvm") == 0)
         o->emit_llvm = true;
       else if (strcmp(a, "-S") == 0)
@@ -222,8 +227,19 @@ int options_parse(int argc, char *const *argv, Options *o, OptionsMode mode, FIL
   }
   if (!o->input && mode == OPTIONS_COMMAND)
     return bad_usage(&p, "%s", "no input file");
-  if (o->emit_ir && o->emit_dot)
-    return bad_usage(&p, "%s", "--emit-ir and --emit-dot cannot be combined");
+  const char *prints[3];
+  int nprints = 0;
+  if (o->emit_ir)
+    prints[nprints++] = "--emit-ir";
+  if (o->emit_dot)
+    prints[nprints++] = "--emit-dot";
+  if (o->emit_plan)
+    prints[nprints++] = "--emit-plan";
+  if (nprints > 1) {
+    char both[64];
+    snprintf(both, sizeof both, "%s and %s", prints[0], prints[1]);
+    return bad_usage(&p, "%s cannot be combined", both);
+  }
   if (!cg_cpu_known(o->cpu)) {
     fprintf(err, "sgc: error: unknown target CPU '%s' (try 'native' or 'generic')\n", o->cpu);
     return 2;

@@ -14,6 +14,7 @@ typedef struct Options {
   const char *input, *output, *header, *cpu;
   int opt_level;
   Stage emit_ir, emit_dot; /* --emit-dot=STAGE: the graph picture (ir/dot.c) */
+  bool emit_plan;          /* the code generator's kernel plan (codegen/cg_plan.c) */
   bool emit_llvm, emit_asm, verify;
   bool debug; /* -g: DWARF line information (codegen/cg_debug.c) */
   long long ad_memory; /* --ad-memory=SIZE in bytes: checkpointed loop gradients; 0: off */

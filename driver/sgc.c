@@ -44,7 +44,7 @@ static void make_header(Module *m, OutFile *out) {
 
 /* The outputs, named before compiling so that files_check_outputs can
  * refuse to overwrite the input: the header, then the object (assembly,
- * LLVM IR) unless --emit-ir or --emit-dot prints instead. */
+ * LLVM IR) unless --emit-ir, --emit-dot or --emit-plan prints instead. */
 typedef struct Outputs {
   OutFile files[2];
   OutFile *header, *object;
@@ -54,7 +54,7 @@ typedef struct Outputs {
 
 static void name_outputs(const Options *o, Outputs *outs) {
   memset(outs, 0, sizeof *outs);
-  bool prints = o->emit_ir != STAGE_NONE || o->emit_dot != STAGE_NONE;
+  bool prints = o->emit_ir != STAGE_NONE || o->emit_dot != STAGE_NONE || o->emit_plan;
   if (o->header) {
     outs->header = &outs->files[outs->n++];
     *outs->header = (OutFile){.what = "--header", .path = o->header};
@@ -73,10 +73,14 @@ static void name_outputs(const Options *o, Outputs *outs) {
   }
 }
 
-/* --emit-ir or --emit-dot: the IR as text or as a picture. */
+/* --emit-ir, --emit-dot or --emit-plan: the IR as text or as a picture,
+ * or the code generator's plan of it. */
 static int print_module(const Options *o, Module *m) {
-  if (o->emit_ir) {
-    ir_print_module(stdout, m);
+  if (o->emit_ir || o->emit_plan) { /* (a failed write: files_close_stdout) */
+    if (o->emit_ir)
+      ir_print_module(stdout, m);
+    else
+      cg_print_plans(m, o->ad_memory, stdout);
     return 0;
   }
   pass_activity(m); /* the picture shades what the gradient treats as constant */
@@ -90,7 +94,7 @@ static int print_module(const Options *o, Module *m) {
 static int compile(const Options *o, Outputs *outs, const char *src, size_t len) {
   Diag diag;
   diag_init(&diag, o->input, src, len);
-  Stage print = o->emit_ir ? o->emit_ir : o->emit_dot;
+  Stage print = o->emit_ir ? o->emit_ir : o->emit_plan ? STAGE_OPT : o->emit_dot;
   Stage until = print == STAGE_NONE ? STAGE_OPT : print;
   Module *m = pipeline_compile(&diag, src, len, o, until);
   if (!m)
@@ -156,7 +160,7 @@ int main(int argc, char **argv) {
     cg_command_options();
     rc = run(&o);
   }
-  /* --emit-ir, --emit-dot, --help and --version print to standard output:
+  /* --emit-ir, --emit-dot, --emit-plan, --help and --version print to standard output:
    * a failed write there is an error too. */
   if (rc == 0 && files_close_stdout("sgc")) /* once: a failure may be reported already */
     rc = 1;

@@ -2,7 +2,8 @@
  * textual IR that `sgc --emit-ir` prints (ir/parse.c), verifies it, runs the
  * passes named by --passes= in order through the registry of
  * driver/pipeline.c (verifying after each one unless --no-verify), and
- * prints the result (ir/print.c). Lit tests use it to test one pass at a
+ * prints the result (ir/print.c), or with --print-plan the code
+ * generator's plan of it (codegen/cg_plan.c). Lit tests use it to test one pass at a
  * time on hand-written IR, and to check that printing and parsing the IR of
  * every stage round-trips.
  * Exit status: 0 success, 1 errors in the input or a failed verification,
@@ -12,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/cg.h"
 #include "files.h"
 #include "pipeline.h"
 
 static const char usage[] =
-    "usage: sgc-opt FILE.ir [--passes=a,b,c] [--no-verify] [-o OUT]\n"
+    "usage: sgc-opt FILE.ir [--passes=a,b,c] [--no-verify] [--print-plan] [-o OUT]\n"
     "               [--list-passes] [--help]\n";
 
 static const char help[] =
@@ -27,6 +29,8 @@ static const char help[] =
     "                   --list-passes shows them\n"
     "  --no-verify      do not run the verifier after each pass (the input\n"
     "                   is always verified)\n"
+    "  --print-plan     print the code generator's plan of every export (as\n"
+    "                   sgc --emit-plan) instead of the IR\n"
     "  -o OUT           write the IR to OUT instead of standard output\n"
     "  --list-passes    print the name and description of every pass\n"
     "  --help\n";
@@ -35,6 +39,7 @@ typedef struct OptOptions {
   const char *input, *output;
   PtrVec passes; /* names, pointing into argv */
   bool verify;
+  bool print_plan;
 } OptOptions;
 
 static int bad_usage(const char *fmt, const char *arg) {
@@ -92,6 +97,8 @@ static int parse_args(int argc, char **argv, OptOptions *o) {
         return rc;
     } else if (strcmp(a, "--no-verify") == 0) {
       o->verify = false;
+    } else if (strcmp(a, "--print-plan") == 0) {
+      o->print_plan = true;
     } else if (strcmp(a, "-o") == 0) {
       if (i + 1 >= argc)
         return bad_usage("%s needs a file name", a);
@@ -111,12 +118,15 @@ static int parse_args(int argc, char **argv, OptOptions *o) {
 
 /* The printed module goes through files_write_all, like sgc's outputs:
  * never over the input, never half a file. */
-static int write_module(Module *m, const char *path) {
+static int write_module(Module *m, const char *path, bool plan) {
   OutFile out = {.what = "-o", .path = path ? path : "-"};
   FILE *f = open_memstream(&out.data, &out.len);
   if (!f)
     die("cannot make a memory stream");
-  ir_print_module(f, m);
+  if (plan)
+    cg_print_plans(m, 0, f);
+  else
+    ir_print_module(f, m);
   if (fclose(f) != 0)
     die("cannot print the module to memory");
   return files_write_all("sgc-opt", &out, 1);
@@ -141,7 +151,7 @@ static int run(const OptOptions *o) {
   /* The input is always verified: the passes assume a valid module. */
   if (m && ir_verify(m, NULL) == 0 &&
       pipeline_run(m, (const char *const *)o->passes.data, o->passes.len, o->verify) == 0)
-    rc = write_module(m, o->output);
+    rc = write_module(m, o->output, o->print_plan);
   ir_module_free(m);
   free(src);
   return rc;
