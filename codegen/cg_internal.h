@@ -449,6 +449,8 @@ bool cg_par_worth(Body *B, LLVMValueRef n);
 /* The same as the plan sees it, for a flat loop over t emitted where `at`
  * stands. */
 bool cg_par_planned(const Inst *at, const Type *t);
+/* cg_par_rows_worth as the plan sees it, for loops over the rows of t. */
+bool cg_par_rows_planned(const Inst *at, const Type *t);
 /* Whether the inline version of a flat loop is a short one (inside a loop
  * or branch, and not already in a pool's loop): its tail is folded. */
 bool cg_par_short(Body *B);

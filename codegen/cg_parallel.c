@@ -130,6 +130,11 @@ bool cg_par_planned(const Inst *at, const Type *t) {
   return n < 0 || n >= 2 * PAR_CHUNK;
 }
 
+bool cg_par_rows_planned(const Inst *at, const Type *t) {
+  int64_t n = ir_static_numel(t);
+  return !at->parent && (n < 0 || n >= 2 * PAR_CHUNK);
+}
+
 bool cg_par_rows_worth(Body *B, LLVMValueRef total) {
   if (B->par || cg_par_short(B))
     return false;

@@ -2,7 +2,7 @@
  * -- softmax, log-sum-exp, an EM step's responsibilities -- computed in one
  * loop over blocks of rows, with the lanes over rows.
  *
- * The values of such a chain that get memory (cg_plan.c: a value
+ * The values of such a chain that get memory (cg_memory.c: a value
  * read twice, a reduction) would each be a loop of its own over [n, k], and
  * the row max or sum (a loop over k per row, k small) does not vectorize
  * when k is 8. Here the members -- elementwise values over [n, k],
@@ -41,7 +41,10 @@
  * is a literal (then members read only inside the group, or only within
  * their pass when row by row, get none).
  *
- * Requires: plan has run (has_buf), no loops or branches in the function.
+ * Groups form in every block (a function body, a loop's or branch's body)
+ * among its own values; values of other blocks are read from memory.
+ *
+ * Requires: cg_memory.c's has_buf, the region and in-place kernels.
  * Keeps: values are computed before they are read, as in program order. */
 #include <string.h>
 
@@ -228,12 +231,12 @@ static bool fits(int kind, const Type *sp, const Type *space) {
          sp->dim[0].size == space->dim[0].size;
 }
 
-static void cg_rows_form(Body *B, int n) {
-  Function *f = B->f;
+/* The row groups of the block starting at first. */
+static void rows_form(Body *B, Inst *first) {
   Inst *head = NULL, *last = NULL;
   const Type *space = NULL;
   int members = 0;
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (!s->has_buf)
       continue;
@@ -265,29 +268,20 @@ static void cg_rows_form(Body *B, int n) {
   }
   close_group(B, head, last, NULL);
 
-  PtrVec *users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
-  memset(users, 0, sizeof(PtrVec) * (size_t)(n + 1));
-  for (Inst *i = f->first; i; i = i->next)
-    for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param)
-        vec_push(&users[i->args[k]->id], i);
-  for (Inst *i = f->first; i; i = i->next) {
+  for (Inst *i = first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (s->rows < 0 || s->rkind != RK_ELEM)
       continue;
     int lastpass = -1;
     bool esc = false;
-    readers(B, i, s->rows, users, &lastpass, &esc);
+    readers(B, i, s->rows, B->users, &lastpass, &esc);
     s->rows_escapes = esc;
     s->rowbuf_ok = !esc && lastpass > s->rpass;
   }
-  for (int k = 0; k <= n; k++)
-    vec_free(&users[k]);
-  free(users);
   /* The widest k each group takes in a block scratch. With a literal k
    * there is no fallback copy: what only the group reads needs no memory,
    * and a group that fits neither way is dropped. */
-  for (Inst *h = f->first; h; h = h->next) {
+  for (Inst *h = first; h; h = h->next) {
     Slot *hs = cg_slot(B, h);
     if (hs->rows != h->id)
       continue;
@@ -612,13 +606,17 @@ static void rows_version(Body *B, void *ctx, LLVMValueRef n, bool on) {
 }
 
 /* A literal n under two chunks' worth runs inline; any other, the pool's
- * version (a single chunk runs directly on the calling thread): one copy
- * of the group's code, not two -- a group is large code, and a second
- * copy cost examples/v2/bow_classifier.sg 20% of its compile time. */
+ * version (a single chunk runs directly on the calling thread), in a loop
+ * body too: one copy of the group's code, not two -- a group is large
+ * code, and a second copy cost examples/v2/bow_classifier.sg 20% of its
+ * compile time. */
+static bool rows_pooled(const Type *space) {
+  Dim n = space->dim[0];
+  return n.sym >= 0 || n.size >= 2 * ROWS_PAR_LEAST;
+}
+
 static void emit_group_rows(Body *B, Rows *R) {
-  LLVMValueRef n = cg_dim(B, R->space->dim[0]);
-  bool small = LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) < 2 * ROWS_PAR_LEAST;
-  rows_version(B, R, n, !small);
+  rows_version(B, R, cg_dim(B, R->space->dim[0]), rows_pooled(R->space));
 }
 
 static void cg_rows_emit(Body *B, Inst *head) {
@@ -701,9 +699,7 @@ static void cg_rows_emit(Body *B, Inst *head) {
 /* ---- the strategy ---- */
 
 static void rows_recognize(Body *B, Inst *first) {
-  if (first != B->f->first || B->has_regions)
-    return;
-  cg_rows_form(B, B->n);
+  rows_form(B, first);
   for (Inst *h = first; h; h = h->next) {
     Slot *hs = cg_slot(B, h);
     if (hs->rows != h->id)
@@ -726,22 +722,24 @@ static const char *const rows_roles[] = {
     [RK_NONE] = "?", [RK_ELEM] = "elem", [RK_ROWRED] = "rowred", [RK_FULLRED] = "sum",
     [RK_COLRED] = "colred", [RK_ROWELEM] = "perrow", [RK_ROWFULL] = "sum", [RK_VIEW] = "view"};
 
-/* "rows [n, k] blocks (k <= 12) | by row (k >= 128) | own loops:
- * %3 rowred/0 mem ..." */
+/* "rows [n, k] blocks, pool | by row | blocks of 64 rows, pool, if <= 12
+ * columns, else by row if >= 128, else own loops: %3 rowred/0 mem ..." */
 static void rows_describe(Body *B, const CgKernel *k, FILE *out) {
   const Type *space = NULL;
   kind_of(B, k->head, &space);
   Slot *hs = cg_slot(B, k->head);
+  const char *blocks = rows_pooled(space) ? ", pool" : "";
+  const char *by_row = cg_par_rows_planned(k->head, space) ? ", pool" : "";
   fputs("rows", out);
   cg_plan_shape(B, space, out);
   Dim kd = space->dim[1];
   if (kd.sym >= 0)
-    fprintf(out, " blocks of %d rows if <= %d columns, else by row if >= %d, else own loops",
-            ROWS_BLOCK, hs->rows_kmax, ROWS_WIDE);
+    fprintf(out, " blocks of %d rows%s if <= %d columns, else by row%s if >= %d, else own loops",
+            ROWS_BLOCK, blocks, hs->rows_kmax, by_row, ROWS_WIDE);
+  else if (kd.size >= ROWS_WIDE)
+    fprintf(out, " by row%s", by_row);
   else
-    fputs(kd.size >= ROWS_WIDE ? " by row" : " blocks", out);
-  if (cg_par_planned(k->head, &(Type){.rank = 1, .dim = {space->dim[0]}}))
-    fputs(", pool", out);
+    fprintf(out, " blocks%s", blocks);
   fputc(':', out);
   int id = (int)(k - B->kernels);
   for (Inst *i = k->head; i != k->last->next; i = i->next)

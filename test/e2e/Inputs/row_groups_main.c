@@ -5,7 +5,8 @@
  * gradients must be the same bits on 1 and 2 threads. k above 32 takes the
  * members' own loops (cg_rows.c's fallback), from 128 on row by row (or
  * the own loops when the group has a column sum), n not a multiple of 64 a
- * partial last block. With k = 200, xent200 (k literal) too. */
+ * partial last block. With k = 200, xent200 (k literal) too. xent_steps,
+ * the same loss over 3 steps of a loop, against xent over the 3n rows. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -122,6 +123,32 @@ int main(int argc, char **argv) {
     CHECK_CLOSE(sgt_get(&out, 0), xent_ref(), 1e-12);
     CHECK_GRAD_VS(&d_z200, d_z.data, "xent's d_z (k = 200)", 1e-12);
     free(d_z200.data);
+  }
+
+  /* xent_steps: 3 steps of [n, k] in a loop, against xent over the 3n rows */
+  {
+    sg_tensor z3 = SGT_TENSOR(SG_F64, 3, N, K), y3 = SGT_TENSOR(SG_F64, 3, N, K);
+    sg_tensor zz = SGT_TENSOR(SG_F64, 3 * N, K), yy = SGT_TENSOR(SG_F64, 3 * N, K);
+    sg_tensor d_z3 = SGT_TENSOR(SG_F64, 3, N, K), d_z3b = SGT_TENSOR(SG_F64, 3, N, K);
+    sg_tensor d_zz = SGT_TENSOR(SG_F64, 3 * N, K);
+    sgt_fill(&z3, -3, 3);
+    sgt_fill(&y3, 0, 1);
+    memcpy(zz.data, z3.data, sizeof(double) * (size_t)(3 * N * K));
+    memcpy(yy.data, y3.data, sizeof(double) * (size_t)(3 * N * K));
+    CHECK_EQ_INT(xent_grad(&zz, &yy, &out, &d_zz), SG_OK);
+    double whole = sgt_get(&out, 0);
+    sg_set_num_threads(1);
+    CHECK_EQ_INT(xent_steps(&z3, &y3, &out), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), whole, 1e-12);
+    CHECK_EQ_INT(xent_steps_grad(&z3, &y3, &out, &d_z3), SG_OK);
+    CHECK_CLOSE(sgt_get(&out, 0), whole, 1e-12);
+    CHECK_GRAD_VS(&d_z3, d_zz.data, "xent's d_z over the 3n rows", 1e-12);
+    sg_set_num_threads(2);
+    CHECK_EQ_INT(xent_steps_grad(&z3, &y3, &out, &d_z3b), SG_OK);
+    CHECK_SAME_BITS(&d_z3, &d_z3b, "xent_steps d_z");
+    sg_tensor *steps[] = {&z3, &y3, &zz, &yy, &d_z3, &d_z3b, &d_zz};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+      free(steps[i]->data);
   }
 
   /* lse: value, d_z against central differences */
