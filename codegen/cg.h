@@ -1,13 +1,40 @@
 /* Code generation: IR -> LLVM IR -> object file, assembly or a C header.
  *
- *   cg.c        the LLVM module, target machine, pass pipeline, output
- *   cg_abi.c    each export's C entry point: argument checks through the
- *               runtime, temporaries, the call of the body
- *   cg_func.c   a function body: which values get memory, loops, fusion
- *   cg_elem.c   one element of each elementwise op (a switch over ops.def)
- *   cg_math.c   exp, log, tanh... as plain arithmetic the vectorizer handles
- *   cg_split.c  big bodies cut into functions LLVM optimizes one at a time
- *   cg_header.c the C header for --header */
+ * The module and its output:
+ *   cg.c           the LLVM module, target machine, output
+ *   cg_opt.c       LLVM's pass pipeline, on two threads for big modules
+ *   cg_elf.c       the two halves' objects made one
+ *   cg_split.c     big bodies cut into functions LLVM optimizes one at a time
+ *   cg_debug.c     -g: DWARF line information
+ *   cg_header.c    the C header for --header
+ * An export's entry point:
+ *   cg_abi.c       the C entry point: argument checks, the call of the body
+ *   cg_argcheck.c  the argument checks inline
+ * A function body (docs/internals.md, "The kernel plan"):
+ *   cg_body.c      the frame: the plan, the workspace block, the results
+ *   cg_memory.c    which values get memory of their own
+ *   cg_plan.c      the kernel plan: the table of strategies over every block
+ *   cg_temps.c     where temporaries live in the workspace block (liveness)
+ *   cg_func.c      emitting the kernels in order; views and values alone
+ * The strategies of the plan, in the table's order:
+ *   cg_region.c    loops and branches, their state buffers and tapes
+ *   cg_inplace.c   indexed updates in place
+ *   cg_rows.c      row groups (cg_rows_wide.c: row by row; cg_rows.h)
+ *   cg_online.c    online groups: a max and the sums it shifts, one pass
+ *   cg_groups.c    loop groups over one flat space
+ *   cg_gemvpair.c  a matrix-vector product and its adjoint inside a group
+ * What kernels emit with:
+ *   cg_elem.c      one element of each elementwise op (a switch over ops.def)
+ *   cg_math.c      exp, log, tanh... as plain arithmetic the vectorizer handles
+ *   cg_mathcall.c  the same as calls, for bodies with very many
+ *   cg_minmax.c    max and min accumulators (integer keys)
+ *   cg_reduce.c    a reduction with a loop of its own
+ *   cg_matmul.c    matrix products: calls to the runtime's GEMM
+ *   cg_ctor.c      argmax/argmin, random numbers
+ *   cg_data.c      operations that can fail (division, indexing)
+ *   cg_parallel.c  loops moved to the thread pool
+ *   cg_alias.c     alias scopes for a loop's buffers
+ *   cg_stream.c    streaming stores, after the optimizer */
 #ifndef SGC_CG_H
 #define SGC_CG_H
 

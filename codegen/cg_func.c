@@ -1,6 +1,7 @@
-/* The values of a function body, in program order (cg_emit_block; the
- * body's frame, which decides which values get memory and forms the
- * groups first, is cg_body.c): one loop nest per value that has memory.
+/* The kernels of a block, in program order (cg_emit_block; the body's
+ * frame, which builds the kernel plan first, is cg_body.c), and the last
+ * two strategies of the plan's table: views (a pointer, no code) and every
+ * value left with memory, one loop nest (or runtime call) of its own.
  *
  * Fusion is by evaluation: a value without memory is computed where it is
  * used, element by element (eval), inside its user's loop. So a chain of

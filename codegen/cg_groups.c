@@ -1,13 +1,13 @@
-/* cg_groups.c -- loop groups: consecutive values computed by flat loops
- * over the same number of elements share one loop (see below). cg_func.c
- * decides memory (plan), then cg_groups_form marks the groups, and
+/* cg_groups.c -- loop groups (cg_flat_strategy): consecutive values
+ * computed by flat loops over the same number of elements share one loop
+ * (see below). cg_memory.c decides memory, the plan's earlier strategies
+ * take their kernels, then flat_recognize marks the groups of a block, and
  * cg_group_emit emits a group's loop -- inline or on the thread pool, by
  * blocks of rows when the group sits between a matrix-vector pair
  * (cg_gemvpair.c) -- where its first member stands.
  *
- * Requires: plan has run (has_buf), and the row and online groups are
- * formed. Keeps: a member's operands are ready at the group's first
- * member. */
+ * Requires: has_buf, and the region, in-place, row and online kernels.
+ * Keeps: a member's operands are ready at the group's first member. */
 #include <string.h>
 
 #include "cg_internal.h"

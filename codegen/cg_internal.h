@@ -135,7 +135,7 @@ typedef LLVMValueRef CgMathEmit(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef 
 LLVMValueRef cg_math_call(Cg *g, const char *op, CgMathEmit *emit, LLVMValueRef x);
 void cg_math_finish(Cg *g); /* once every body is emitted, before the passes */
 
-/* ---- cg_func.c ---- */
+/* ---- cg_body.c (cg_md_kind: cg.c) ---- */
 /* Emit `name` as an internal function computing f from data pointers (f's
  * parameters then its results, all noalias) and the i64 value of each
  * symbol in syms[0..nsyms); returns 0 or SG_ERR_ALLOC. `wide`: instead of
@@ -206,10 +206,10 @@ void cg_plan_shape(Body *B, const Type *t, FILE *out);
 void cg_memory_plan(Body *B, int n);
 
 /* ---- cg_inplace.c ---- */
-void cg_inplace_plan(Body *B, int n);     /* after plan's has_buf, before the groups */
+void cg_inplace_plan(Body *B, int n);     /* cg_memory.c's last step */
 bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
 
-/* The helpers cg_region.c uses. */
+/* ---- cg_func.c: the helpers cg_region.c uses ---- */
 Slot *cg_slot(Body *B, const Inst *v);
 LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
 void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst);  /* dst[i] = v[i] */
