@@ -76,8 +76,17 @@ bool cg_cpu_known(const char *cpu);
 void cg_command_options(void);
 
 /* Write a C header declaring every export of m, with its shapes in a
- * comment. Returns 0 or 1 on a write error. */
-int cg_write_header(Module *m, FILE *out, const char *guard);
+ * comment, and the bytes each loop its gradient reverses saves per
+ * iteration (whole values in the snapshots of --ad-memory=ad_memory when it
+ * is not 0). Returns 0 or 1 on a write error. */
+int cg_write_header(Module *m, FILE *out, const char *guard, long long ad_memory);
+
+/* The tape of a loop AD reverses (cg_region.c, cg_update.c): when the body
+ * yields for carried value k a chain of update / update_add ops of its own
+ * block argument, the number of them (their undo logs are recorded instead
+ * of the value), listed in links (if not NULL) in the order they run; else
+ * 0 (the whole value is recorded). */
+int cg_tape_links(const Inst *loop, int k, const Inst **links);
 
 /* The include guard for a header written to path: "model.h" -> "MODEL_H"
  * (malloc'ed). */

@@ -166,6 +166,9 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       total = B.kernels[k].st->reserve(&B, &B.kernels[k], total);
       any_temp = true;
     }
+  LLVMValueRef before_scratch = total;
+  total = cg_update_reserve(&B, total);
+  any_temp |= total != before_scratch;
   for (Inst *i = f->first; i && !plain; i = ir_walk_next(i)) {
     Slot *s = cg_slot(&B, i);
     if (i->nregions) {
@@ -207,6 +210,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     for (int k = 0; k < B.nkernels; k++)
       if (B.kernels[k].st->bind)
         B.kernels[k].st->bind(&B, &B.kernels[k], base);
+    cg_update_bind(&B, base);
   }
   free(offset);
 

@@ -218,6 +218,10 @@ LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValue
   return slice_start(B, at, raw, size, len);
 }
 
+LLVMValueRef cg_checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size) {
+  return checked_index(B, at, raw, size);
+}
+
 static LLVMValueRef scalar_of(Body *B, const Inst *v) {
   Idx z = {0, {0}, i64c(B->g, 0)};
   return cg_eval(B, v, &z);

@@ -556,6 +556,8 @@ void cg_emit_alone(Body *B, Inst *i) {
     return;
   if (ir_ops[i->op].shape == SH_MATMUL)
     cg_emit_matmul(B, i, s->buf, false);
+  else if (i->op == OP_update || i->op == OP_update_add)
+    cg_emit_update(B, i, s->buf, false);
   else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
     cg_emit_scatter(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_REDUCE)

@@ -36,55 +36,89 @@ static void signature_comment(FILE *out, Module *m, Function *f) {
   fprintf(out, " */\n");
 }
 
-/* The carried state one iteration of a loop saves for its adjoint, as a
- * sum of sizes in bytes with like terms together: "16*b + 4". */
-static void state_bytes(Module *m, const Inst *loop, char *buf, size_t len) {
-  int nc = ir_num_results(loop), nt = 0;
-  char (*terms)[256] = xmalloc(sizeof *terms * (size_t)(nc + 1));
-  int64_t *coef = xmalloc(sizeof *coef * (size_t)(nc + 1));
-  int64_t lit = 0;
+/* A sum of sizes in bytes with like terms together: "16*b + 4". */
+typedef struct Sum {
+  char (*terms)[256];
+  int64_t *coef;
+  int n, cap;
+  int64_t lit;
+} Sum;
+
+/* size bytes times the element count of t */
+static void add_numel(Module *m, Sum *s, const Type *t, int64_t size) {
+  char term[256];
+  size_t tn = 0;
+  term[0] = 0;
+  for (int j = 0; j < t->rank; j++) {
+    if (t->dim[j].sym < 0)
+      size *= t->dim[j].size;
+    else if (tn < sizeof term)
+      tn += (size_t)snprintf(term + tn, sizeof term - tn, "*%s", m->syms[t->dim[j].sym]);
+  }
+  if (!tn) {
+    s->lit += size;
+    return;
+  }
+  int q = 0;
+  while (q < s->n && strcmp(s->terms[q], term) != 0)
+    q++;
+  if (q == s->n) {
+    if (s->n == s->cap) {
+      s->cap = 2 * s->cap + 4;
+      s->terms = xrealloc(s->terms, sizeof *s->terms * (size_t)s->cap);
+      s->coef = xrealloc(s->coef, sizeof *s->coef * (size_t)s->cap);
+    }
+    snprintf(s->terms[s->n], sizeof s->terms[0], "%s", term);
+    s->coef[s->n++] = 0;
+  }
+  s->coef[q] += size;
+}
+
+static int64_t elem_bytes(DType dt) { return dt == DT_F64 ? 8 : dt == DT_BOOL ? 1 : 4; }
+
+/* The state one iteration of a loop saves for its adjoint: each carried
+ * value, or for one the body updates by a chain of updates (without
+ * --ad-memory, whose snapshots hold whole values) their undo logs: the
+ * starts and positions (8 bytes each) and the old values
+ * (codegen/cg_region.c). */
+static void state_bytes(Module *m, const Inst *loop, bool snapshots, char *buf, size_t len) {
+  int nc = ir_num_results(loop);
+  Sum s = {0};
+  const Region *body = &loop->regions[loop->op == OP_while ? 1 : 0];
+  int most = 1; /* a chain is at most the body's top-level instructions */
+  for (const Inst *i = body->first; i; i = i->next)
+    most++;
+  const Inst **links = xmalloc(sizeof(Inst *) * (size_t)most);
   for (int k = 0; k < nc; k++) {
     Type t = ir_result_type(loop, k);
-    int64_t size = t.dtype == DT_F64 ? 8 : t.dtype == DT_BOOL ? 1 : 4;
-    char term[256];
-    size_t tn = 0;
-    term[0] = 0;
-    for (int j = 0; j < t.rank; j++) {
-      if (t.dim[j].sym < 0)
-        size *= t.dim[j].size;
-      else if (tn < sizeof term)
-        tn += (size_t)snprintf(term + tn, sizeof term - tn, "*%s", m->syms[t.dim[j].sym]);
+    int nl = snapshots ? 0 : cg_tape_links(loop, k, links);
+    if (!nl)
+      add_numel(m, &s, &t, elem_bytes(t.dtype));
+    for (int j = 0; j < nl; j++) {
+      const Inst *u = links[j]->args[1];
+      for (int a = 2; a < links[j]->nargs; a++)
+        add_numel(m, &s, &links[j]->args[a]->type, 8);
+      add_numel(m, &s, &u->type, elem_bytes(u->type.dtype));
     }
-    if (!tn) {
-      lit += size;
-      continue;
-    }
-    int q = 0;
-    while (q < nt && strcmp(terms[q], term) != 0)
-      q++;
-    if (q == nt) {
-      snprintf(terms[nt], sizeof terms[nt], "%s", term);
-      coef[nt++] = 0;
-    }
-    coef[q] += size;
   }
+  free(links);
   size_t n = 0;
   buf[0] = 0;
-  for (int q = 0; q < nt && n < len; q++)
-    n += (size_t)snprintf(buf + n, len - n, "%s%lld%s", n ? " + " : "", (long long)coef[q], terms[q]);
-  if ((lit || !n) && n < len)
-    snprintf(buf + n, len - n, "%s%lld", n ? " + " : "", (long long)lit);
-  free(terms);
-  free(coef);
+  for (int q = 0; q < s.n && n < len; q++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%lld%s", n ? " + " : "", (long long)s.coef[q], s.terms[q]);
+  if ((s.lit || !n) && n < len)
+    snprintf(buf + n, len - n, "%s%lld", n ? " + " : "", (long long)s.lit);
+  free(s.terms);
+  free(s.coef);
 }
 
 /* Spec section 7: per export, the saved-state bytes per iteration of each
  * loop its gradient reverses (nested loops: per run of the inner loop). */
-static void loop_memory_comment(FILE *out, Module *m, Function *f) {
+static void loop_memory_comment(FILE *out, Module *m, Function *f, bool snapshots) {
   for (Inst *i = f->first; i; i = ir_walk_next(i))
     if (i->op == OP_unloop) {
       char buf[1024];
-      state_bytes(m, i->args[0], buf, sizeof buf);
+      state_bytes(m, i->args[0], snapshots, buf, sizeof buf);
       Loc at = i->args[0]->loc;
       if (at.src_line) /* inlined: where the loop is written, and the call */
         fprintf(out, "/* %s: the loop at line %d (in %s, called at line %d) saves %s bytes per "
@@ -112,7 +146,7 @@ char *cg_header_guard(const char *path) {
   return g;
 }
 
-int cg_write_header(Module *m, FILE *out, const char *guard) {
+int cg_write_header(Module *m, FILE *out, const char *guard, long long ad_memory) {
   fprintf(out, "/* Generated by sgc. Each function returns SG_OK or an SG_ERR_ code;\n"
                " * sg_last_error() says what was wrong. Outputs are overwritten. */\n");
   fprintf(out, "#ifndef %s\n#define %s\n\n#include <sg_runtime.h>\n\n", guard, guard);
@@ -121,7 +155,7 @@ int cg_write_header(Module *m, FILE *out, const char *guard) {
     if (!f->exported)
       continue;
     signature_comment(out, m, f);
-    loop_memory_comment(out, m, f);
+    loop_memory_comment(out, m, f, ad_memory > 0);
     fprintf(out, "int %s(", f->name);
     /* Names are unique already (ir_unique_name); C keywords get a '_'. */
     for (int k = 0; k < f->nparams + f->nresults; k++) {

@@ -1,23 +1,24 @@
 /* Indexed assignment in place (spec section 6; docs/language.md 2.8).
  *
- * The front end lowers `v[i] = e`, `v[a:b] += e`, `v[i, j] -= e` to whole
- * values: select(m != 0, u, v) or v + u / v - u, where u is e placed back
- * with nested unslices (zeros elsewhere) and m the same placement of ones;
- * `v[idx] += e` and `-=` to v + s / v - s, s a scatter-add of e.
- * Computed as written, each assignment writes a fresh copy of the whole
+ * The front end lowers `v[...] = e`, `+=`, `-=` and `*=` to update and
+ * update_add (ops.def); the adjoints of slices and gathers are added to
+ * other adjoints as v + u with u an unslice chain (zeros off a box) or a
+ * scatter_add. Computed as written, each writes a fresh copy of the whole
  * array, so a loop assigning one element per iteration is quadratic.
  *
  * When the old value v is dead after the update -- nothing reads it later,
  * in the forward code or in the gradient (the AD pass has already put the
  * adjoint's reads into this same function) -- the update shares v's memory
- * and writes only the box the unslices select (or adds e where idx says,
- * in order, repeated positions accumulating): every position outside it
- * equals v's by construction. Reading v at a position and writing it there
- * in the same iteration is safe; reading v anywhere else is not, so every
- * other reader of v must come earlier in the same block and have memory of
- * its own (a slice of v read by e is given some, as it is small), v may be
- * neither a function result nor yielded (both are read at the end), and the
- * update must not be a function result (results live in the caller's
+ * and writes only the selected positions (cg_update.c), the box the
+ * unslices select, or adds e where idx says, in order, repeated positions
+ * accumulating: every position outside them equals v's by construction.
+ * Reading v at a position and writing it there in the same iteration is
+ * safe; reading v anywhere else is not, so every other reader of v must
+ * come earlier in the same block and have memory of its own (a slice of v
+ * read by e is given some, as it is small), the values computed where the
+ * update writes (its scatter, its unslices) must not read v, v may be
+ * neither a function result nor yielded (both are read at the end), and
+ * the update must not be a function result (results live in the caller's
  * buffers).
  *
  * Loop state: a loop body whose yield for a carried value is such an
@@ -49,22 +50,6 @@ static const Inst *chain(const Inst *u, const Inst *at[IR_MAX_RANK]) {
   return u;
 }
 
-static bool same_box(const Inst *a[IR_MAX_RANK], const Inst *b[IR_MAX_RANK]) {
-  for (int k = 0; k < IR_MAX_RANK; k++) {
-    if (!a[k] != !b[k])
-      return false;
-    if (a[k] && (a[k]->args[1] != b[k]->args[1] || !ir_type_eq(&a[k]->args[0]->type, &b[k]->args[0]->type)))
-      return false;
-  }
-  return true;
-}
-
-static bool is_zero(const Inst *z) {
-  while (z->op == OP_broadcast)
-    z = z->args[0];
-  return z->op == OP_const && z->num == 0;
-}
-
 /* v[idx] += e, -= e: add(v, S), add(S, v) or sub(v, S) with S a
  * scatter_add read by nothing else; S's operand position, or -1. */
 static int scattered(const Inst *i) {
@@ -77,19 +62,12 @@ static int scattered(const Inst *i) {
   return -1;
 }
 
-/* The old value i updates, or NULL: select(ne(M, 0), U, v), add(v, U),
- * add(U, v) or sub(v, U), U and M unslice chains over one box. */
+/* The old value i updates, or NULL: update(v, ...), update_add(v, ...),
+ * add(v, U), add(U, v) or sub(v, U), U an unslice chain or a scatter_add. */
 static Inst *old_value(Inst *i) {
-  const Inst *ub[IR_MAX_RANK], *mb[IR_MAX_RANK];
-  if (i->op == OP_select) {
-    Inst *c = i->args[0];
-    if (c->op != OP_ne || !is_zero(c->args[1]) || i->args[1]->op != OP_unslice ||
-        c->args[0]->op != OP_unslice)
-      return NULL;
-    if (!chain(i->args[1], ub) || !chain(c->args[0], mb) || !same_box(ub, mb))
-      return NULL;
-    return i->args[2];
-  }
+  const Inst *ub[IR_MAX_RANK];
+  if (i->op == OP_update || i->op == OP_update_add)
+    return i->args[0];
   if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0)
     return i->args[1 - scattered(i)];
   if (i->op == OP_add || i->op == OP_sub) {
@@ -108,25 +86,18 @@ static bool is_result(const Function *f, const Inst *v) {
   return false;
 }
 
-/* Is u one of the values update i computes where it writes (its scatter,
- * the unslices placing its data or its mask)? Such a value reads its
- * operands while i writes v's memory: reading v there would see positions
- * already written (a scatter of v itself into v, a shift). */
+/* Is u one of the values i computes where it writes (its scatter, the
+ * unslices placing its data)? Such a value reads its operands while i
+ * writes v's memory: reading v there would see positions already written
+ * (a scatter of v itself into v, a shift). */
 static bool inside_update(const Inst *u, const Inst *i) {
-  const Inst *starts[3] = {NULL, NULL, NULL};
-  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0)
+  if (i->op != OP_add && i->op != OP_sub)
+    return false;
+  if (scattered(i) >= 0)
     return u == i->args[scattered(i)];
-  if (i->op == OP_select) {
-    starts[0] = i->args[1];
-    starts[1] = i->args[0];
-    starts[2] = i->args[0]->args[0];
-  } else {
-    starts[0] = i->args[0];
-    starts[1] = i->args[1];
-  }
-  for (int k = 0; k < 3; k++)
-    for (const Inst *x = starts[k]; x; x = x->op == OP_unslice ? x->args[0] : NULL)
-      if (x == u && (x->op == OP_unslice || x->op == OP_ne))
+  for (int k = 0; k < 2; k++)
+    for (const Inst *x = i->args[k]; x->op == OP_unslice; x = x->args[0])
+      if (x == u)
         return true;
   return false;
 }
@@ -216,19 +187,14 @@ void cg_inplace_plan(Body *B, int n) {
     cg_slot(B, i)->inplace_of = v;
     cg_slot(B, v)->inplace_old = true;
     cg_slot(B, i)->has_buf = true;
-    /* the placed update and its mask are read inside the box only: no
-     * memory (an unslice would otherwise fill a whole array) */
-    if (scattered(i) >= 0) {
+    /* the placed data is read inside the box only: no memory (an unslice
+     * would otherwise fill a whole array) */
+    if (i->op == OP_update || i->op == OP_update_add)
+      continue;
+    if (scattered(i) >= 0)
       cg_slot(B, i->args[scattered(i)])->has_buf = false; /* added where it lands */
-    } else if (i->op == OP_select) {
-      unfuse_chain(B, f, i->args[1], i);
-      if (i->args[0]->nuses == 1 && !is_result(f, i->args[0])) {
-        cg_slot(B, i->args[0])->has_buf = false;
-        unfuse_chain(B, f, i->args[0]->args[0], i);
-      }
-    } else {
+    else
       unfuse_chain(B, f, i->args[i->args[1]->op == OP_unslice ? 1 : 0], i);
-    }
   }
   /* the readers that stay: computed before the update, in memory */
   for (Inst *u = f->first; u; u = ir_walk_next(u))
@@ -271,12 +237,16 @@ bool cg_inplace_emit(Body *B, Inst *i) {
   Slot *vs = cg_slot(B, s->inplace_of);
   s->buf = vs->buf;
   s->computed = true;
-  if ((i->op == OP_add || i->op == OP_sub) && scattered(i) >= 0) {
+  if (i->op == OP_update || i->op == OP_update_add) {
+    cg_emit_update(B, i, s->buf, true);
+    return true;
+  }
+  if (scattered(i) >= 0) {
     cg_scatter_into(B, i->args[scattered(i)], s->buf, i->op == OP_sub);
     return true;
   }
   const Inst *at[IR_MAX_RANK];
-  chain(i->op == OP_select ? i->args[1] : i->args[i->args[1]->op == OP_unslice ? 1 : 0], at);
+  chain(i->args[i->args[1]->op == OP_unslice ? 1 : 0], at);
   Box bx;
   for (int a = 0; a < i->type.rank; a++) {
     LLVMValueRef size = cg_dim(B, i->type.dim[a]);

@@ -40,6 +40,10 @@ typedef struct Slot {
   Inst *inplace_of;    /* an indexed assignment updating this old value's
                           memory in place (cg_inplace.c) */
   bool inplace_old;    /* the old value of such an update */
+  LLVMValueRef scratch; /* an update by a tensor index: its positions and the
+                           table that finds a repeat (cg_update.c) */
+  LLVMValueRef log, log_old; /* an update of a taped loop's chain: where
+                          this iteration's undo log goes (cg_region.c) */
   LLVMValueRef scalar; /* a scalar with memory, loaded once computed: loops
                           read the register (a load inside a loop that also
                           stores is reloaded every iteration, as LLVM cannot
@@ -386,6 +390,9 @@ LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem);
  * of `size`, checked as slice and unslice check it (SG_ERR_INDEX at `at`). */
 LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
                             LLVMValueRef len);
+/* The position (i64) of raw i32 index `raw` of an axis of `size`, counted
+ * from the end when negative, checked as gather checks it. */
+LLVMValueRef cg_checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size);
 /* scatter_add and scatter_along into out (zeroed first). */
 void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
 /* scatter_add or scatter_along v's operand added to (sub: subtracted from)
@@ -404,6 +411,19 @@ LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef 
 /* cumsum, rcumsum, prod_others (a scan along their axis); concat. */
 void cg_emit_scan(Body *B, const Inst *v, LLVMValueRef out);
 void cg_emit_concat(Body *B, const Inst *v, LLVMValueRef out);
+/* ---- cg_update.c: update and update_add (indexed assignment) ---- */
+/* Scratch for the positions of each update by a tensor index, after the
+ * temporaries (reserve: total grows; bound once the block exists). */
+LLVMValueRef cg_update_reserve(Body *B, LLVMValueRef total);
+void cg_update_bind(Body *B, LLVMValueRef base);
+/* i into buf: a copy of its old value first unless `in_place` (buf then
+ * holds the old value), then the selected positions, checked. */
+void cg_emit_update(Body *B, const Inst *i, LLVMValueRef buf, bool in_place);
+/* The bytes of the 8-byte part of i's undo log (Slot.log: its starts and
+ * positions; Slot.log_old holds its new data's size of old values), and
+ * the log undone: the old values written back into buf (i's result). */
+LLVMValueRef cg_update_log_head(Body *B, const Inst *i);
+void cg_update_undo(Body *B, const Inst *i, LLVMValueRef log, LLVMValueRef old, LLVMValueRef buf);
 /* ---- cg_ctor.c ---- */
 /* argmax/argmin into out; an empty axis fails (SG_ERR_INDEX). */
 void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out);

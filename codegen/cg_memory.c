@@ -8,8 +8,9 @@
  * operands, the source of a transpose or reshape, a random key tensor),
  * when it is broadcast (each copy would recompute it),
  * when it is computed outside a loop or branch and read inside, when it is
- * a result, and when a chain fused into one loop would pass MAX_FUSED
- * operations. On top of has_buf it marks slices of leading-axis rows of
+ * a result, when a chain fused into one loop would pass MAX_FUSED
+ * operations, and when it can fail and nothing reads it (DCE keeps it for
+ * its checks). On top of has_buf it marks slices of leading-axis rows of
  * values in memory as views (a pointer, no copy), a sum of two matrix
  * products as computed by the products themselves, and updates in place
  * (cg_inplace_plan).
@@ -44,6 +45,8 @@ void cg_memory_plan(Body *B, int n) {
     s->online = -1;
     s->kernel = -1;
     if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
+      s->has_buf = true;
+    if ((ir_ops[i->op].flags & F_FAILS) && i->nuses == 0) /* computed for its checks alone */
       s->has_buf = true;
     for (int r = 0; r < i->nregions; r++)
       for (int k = 0; k < i->regions[r].nparams; k++) {

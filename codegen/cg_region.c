@@ -15,7 +15,14 @@
  * A loop that AD reverses (it has an `unloop`) records on a tape the state
  * entering each iteration (runtime/tape.c); the unloop walks the tape
  * backwards, reading each iteration's state in place, and carries its
- * accumulators the same double-buffered way. A tape that cannot grow makes
+ * accumulators the same double-buffered way. A carried value the body
+ * updates by a chain of update ops of its own (`H[t] = h`, cg_tape_links)
+ * is not recorded: each update records an undo log in the entry (what it
+ * overwrote, cg_update.c), and the unloop rebuilds the value entering each
+ * iteration in a buffer of its own, from the loop's final value, undoing
+ * the logs last first. An entry holds its 8-byte items first (the logs'
+ * starts and positions, then f64 values), then the 4-byte ones, so that
+ * each is aligned. A tape that cannot grow makes
  * the function return SG_ERR_ALLOC (the function then computes its results
  * aside, cg_func.c, so that nothing is written).
  *
@@ -49,6 +56,13 @@ struct RegionCg {
   bool ckpt;           /* taped, with --ad-memory: snapshots, not a tape */
   LLVMValueRef ck;     /* ckpt: alloca of the runtime's sg_rt_ckpt pointer */
   LLVMValueRef *aoff, *abuf; /* unloop with ckpt: the loop state it advances, cur and nxt */
+  int *nlink;          /* taped without ckpt: per carried value, the updates whose undo
+                          logs an entry holds instead of it (cg_tape_links), or 0 */
+  const Inst ***link;  /* per carried value: those updates, in the order they run */
+  LLVMValueRef **loff; /* their logs' offsets in an entry: [k][j] starts and
+                          positions, [k][nlink[k] + j] old values */
+  LLVMValueRef *woff, *wbuf; /* unloop of such a loop: per carried value, the value it
+                                rebuilds (an offset in the temporaries, then a pointer) */
 };
 
 static LLVMValueRef i64c(Cg *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
@@ -192,6 +206,30 @@ LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
     R->ck = cg_entry_alloca(B, g->ptr);
     LLVMBuildStore(g->b, LLVMConstNull(g->ptr), R->ck);
   }
+  if ((op->op == OP_for || op->op == OP_while) && R->taped && !R->ckpt) {
+    R->nlink = xmalloc(sizeof(int) * (size_t)(R->n + 1));
+    R->link = xmalloc(sizeof(Inst **) * (size_t)(R->n + 1));
+    R->loff = xmalloc(sizeof(LLVMValueRef *) * (size_t)(R->n + 1));
+    for (int k = 0; k < R->n; k++) {
+      R->nlink[k] = cg_tape_links(op, k, NULL);
+      R->link[k] = xmalloc(sizeof(Inst *) * (size_t)(R->nlink[k] + 1));
+      R->loff[k] = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->nlink[k] + 1));
+      cg_tape_links(op, k, R->link[k]);
+    }
+  }
+  RegionCg *L = op->op == OP_unloop ? B->rg[op->args[0]->id] : NULL;
+  if (L && L->nlink) {
+    R->woff = xmalloc(sizeof(LLVMValueRef) * (size_t)(L->n + 1));
+    R->wbuf = xmalloc(sizeof(LLVMValueRef) * (size_t)(L->n + 1));
+    for (int k = 0; k < L->n; k++) {
+      if (!L->nlink[k])
+        continue;
+      R->woff[k] = total;
+      LLVMValueRef bytes = cg_bytes(B, state_type(op->args[0], k));
+      bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+      total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+    }
+  }
   if (op->op == OP_unloop && B->rg[op->args[0]->id]->ckpt) {
     int nc = ir_num_results(op->args[0]);
     R->aoff = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * nc + 1));
@@ -215,6 +253,9 @@ void cg_region_bind(Body *B, Inst *op, LLVMValueRef base) {
   if (R->aoff)
     for (int j = 0; j < 2 * ir_num_results(op->args[0]); j++)
       R->abuf[j] = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &R->aoff[j], 1, "");
+  for (int k = 0; R->woff && k < B->rg[op->args[0]->id]->n; k++)
+    if (B->rg[op->args[0]->id]->nlink[k])
+      R->wbuf[k] = LLVMBuildInBoundsGEP2(g->b, g->i8, base, &R->woff[k], 1, "rebuilt");
 }
 
 /* ---- emitting ---- */
@@ -291,9 +332,23 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 3, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
   for (int k = 0; k < nc; k++) {
+    for (int j = 0, nl = R->nlink ? R->nlink[k] : 0; j < nl; j++) {
+      Slot *s = cg_slot(B, R->link[k][j]);
+      s->log = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->loff[k][j], 1, "log");
+      s->log_old = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->loff[k][nl + j], 1, "log_old");
+    }
+    if (R->nlink && R->nlink[k])
+      continue;
     LLVMValueRef dst = LLVMBuildInBoundsGEP2(g->b, g->i8, at, &R->coff[k], 1, "");
     LLVMBuildMemCpy(g->b, dst, 1, cur[k], 1, cg_bytes(B, state_type(op, k)));
   }
+}
+
+/* After the body: the logs' places belonged to this iteration. */
+static void end_record(Body *B, RegionCg *R) {
+  for (int k = 0; R->nlink && k < R->n; k++)
+    for (int j = 0; j < R->nlink[k]; j++)
+      cg_slot(B, R->link[k][j])->log = NULL;
 }
 
 /* Taped: the bytes per iteration, and the tape emptied for this run. */
@@ -302,11 +357,30 @@ static void start_tape(Body *B, Inst *op, RegionCg *R) {
   free(R->coff); /* a loop body emitted again (checkpointing) holds this loop */
   R->coff = xmalloc(sizeof(LLVMValueRef) * (size_t)(R->n + 1));
   LLVMValueRef total = i64c(g, 0);
-  for (int k = 0; k < R->n; k++) {
-    R->coff[k] = total;
-    total = LLVMBuildNSWAdd(g->b, total, cg_bytes(B, state_type(op, k)), "");
-  }
-  R->stride = total;
+  for (int pass = 0; pass < 2; pass++) /* 8-byte items first, then the others */
+    for (int k = 0; k < R->n; k++) {
+      int nl = R->nlink ? R->nlink[k] : 0;
+      for (int j = 0; j < nl; j++) { /* a log: its starts and positions, its old values */
+        const Inst *u = R->link[k][j]->args[1];
+        if (!pass) {
+          R->loff[k][j] = total;
+          total = LLVMBuildNSWAdd(g->b, total, cg_update_log_head(B, R->link[k][j]), "");
+        }
+        if ((cg_elem_size(u->type.dtype) == 8) != !pass)
+          continue;
+        R->loff[k][nl + j] = total;
+        total = LLVMBuildNSWAdd(g->b, total, cg_bytes(B, &u->type), "");
+      }
+      if (nl || (cg_elem_size(state_type(op, k)->dtype) == 8) != !pass)
+        continue;
+      R->coff[k] = total;
+      total = LLVMBuildNSWAdd(g->b, total, cg_bytes(B, state_type(op, k)), "");
+    }
+  /* entries stay 8-byte aligned; one of a loop that carries only empty
+   * values still counts (the unloop counts iterations by it) */
+  total = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, total, i64c(g, 7), ""), i64c(g, -8), "");
+  R->stride = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, total, i64c(g, 0), ""),
+                              i64c(g, R->n ? 8 : 0), total, "stride");
   LLVMValueRef used = LLVMBuildStructGEP2(g->b, R->tape_ty, R->tape, 1, "");
   LLVMBuildStore(g->b, i64c(g, 0), used);
 }
@@ -396,6 +470,7 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   else if (R->taped)
     record(B, op, R, cur);
   cg_emit_block(B, body->first);
+  end_record(B, R);
   end_iteration(B, op, R, body, cur, nxt);
   LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->i32, 1, 0), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
@@ -435,6 +510,7 @@ static void emit_while(Body *B, Inst *op, RegionCg *R) {
   else if (R->taped)
     record(B, op, R, cur);
   cg_emit_block(B, body->first);
+  end_record(B, R);
   end_iteration(B, op, R, body, cur, nxt);
   LLVMBuildBr(g->b, head);
   after_body(g, done);
@@ -472,6 +548,10 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   Region *body = &op->regions[0];
   int nc = ir_num_results(loop);
   start_state(B, op, R);
+  for (int k = 0; R->wbuf && k < nc; k++) /* the loop's final value, rebuilt backwards */
+    if (L->nlink[k])
+      LLVMBuildMemCpy(g->b, R->wbuf[k], 1, LLVMBuildLoad2(g->b, g->ptr, L->pc[k], "final"), 1,
+                      cg_bytes(B, state_type(loop, k)));
   LLVMValueRef data = LLVMBuildLoad2(g->b, g->ptr, LLVMBuildStructGEP2(g->b, L->tape_ty, L->tape, 0, ""), "tape");
   LLVMValueRef used = LLVMBuildLoad2(g->b, g->i64, LLVMBuildStructGEP2(g->b, L->tape_ty, L->tape, 1, ""), "");
   LLVMValueRef stride = L->stride;
@@ -492,8 +572,16 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   LLVMValueRef t = LLVMBuildNSWSub(g->b, j, i64c(g, 1), "t");
   LLVMValueRef entry = LLVMBuildInBoundsGEP2(g->b, g->i8, data,
                                              (LLVMValueRef[]){LLVMBuildNSWMul(g->b, t, stride, "")}, 1, "");
-  for (int k = 0; k < nc; k++)
-    cg_slot(B, body->params[1 + k])->buf = LLVMBuildInBoundsGEP2(g->b, g->i8, entry, &L->coff[k], 1, "");
+  for (int k = 0; k < nc; k++) {
+    LLVMValueRef state = R->wbuf && L->nlink[k] ? R->wbuf[k] : NULL;
+    /* a value the loop updated by a chain: its logs undone, last first */
+    for (int l = L->nlink ? L->nlink[k] - 1 : -1; l >= 0; l--)
+      cg_update_undo(B, L->link[k][l], LLVMBuildInBoundsGEP2(g->b, g->i8, entry, &L->loff[k][l], 1, ""),
+                     LLVMBuildInBoundsGEP2(g->b, g->i8, entry, &L->loff[k][L->nlink[k] + l], 1, ""),
+                     state);
+    cg_slot(B, body->params[1 + k])->buf =
+        state ? state : LLVMBuildInBoundsGEP2(g->b, g->i8, entry, &L->coff[k], 1, "");
+  }
   LLVMValueRef t32 = LLVMBuildTrunc(g->b, t, g->i32, "");
   cg_slot(B, body->params[0])->reg = loop->op == OP_for ? LLVMBuildAdd(g->b, L->lo, t32, "") : t32;
   LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
@@ -663,6 +751,15 @@ void cg_region_free(Body *B) {
       free(R->coff);
       free(R->aoff);
       free(R->abuf);
+      for (int k = 0; R->nlink && k < R->n; k++) {
+        free(R->link[k]);
+        free(R->loff[k]);
+      }
+      free(R->nlink);
+      free(R->link);
+      free(R->loff);
+      free(R->woff);
+      free(R->wbuf);
       free(R);
     }
   }

@@ -31,12 +31,12 @@ static char *default_output(const char *input, const char *ext) {
 }
 
 /* The header, in memory (written with the object by files_write_all). */
-static void make_header(Module *m, OutFile *out) {
+static void make_header(Module *m, OutFile *out, long long ad_memory) {
   FILE *f = open_memstream(&out->data, &out->len);
   if (!f)
     die("cannot make a memory stream");
   char *guard = cg_header_guard(out->path);
-  int rc = cg_write_header(m, f, guard);
+  int rc = cg_write_header(m, f, guard, ad_memory);
   free(guard);
   if (fclose(f) != 0 || rc)
     die("cannot write the header to memory");
@@ -102,7 +102,7 @@ static int compile(const Options *o, Outputs *outs, const char *src, size_t len)
   int rc = 0;
   bool header = until == STAGE_OPT && outs->header;
   if (header)
-    make_header(m, outs->header);
+    make_header(m, outs->header, o->ad_memory);
   if (print != STAGE_NONE) {
     rc = print_module(o, m);
   } else {

@@ -37,12 +37,30 @@ typedef struct Bound {
   Expr *atom;
 } Bound;
 
+/* Two size expressions of a shape list, written alike. */
+static bool same_dim(const AstDim *a, const AstDim *b) {
+  if (!a || !b)
+    return a == b;
+  if (a->op != b->op || !a->name != !b->name || (a->name && strcmp(a->name, b->name) != 0))
+    return false;
+  return (a->name || a->op || a->size == b->size) && same_dim(a->lhs, b->lhs) && same_dim(a->rhs, b->rhs);
+}
+
 static bool same_expr(Expr *a, Expr *b) {
   if (!a || !b || a->kind != b->kind)
     return a == b;
   switch (a->kind) {
   case EX_NUMBER: return a->num == b->num;
   case EX_NAME: return strcmp(a->name, b->name) == 0;
+  case EX_DTYPE: return a->dtype == b->dtype; /* the callee of a cast */
+  case EX_SHAPE: {
+    if (a->ndims != b->ndims)
+      return false;
+    for (const AstDim *x = a->dims, *y = b->dims; x; x = x->next, y = y->next)
+      if (!same_dim(x, y))
+        return false;
+    return true;
+  }
   case EX_NEG:
   case EX_NOT: return same_expr(a->lhs, b->lhs);
   case EX_BINARY: return a->op == b->op && same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
@@ -110,9 +128,9 @@ static void from_end(Ctx *c, Bound *b, Dim size) {
   }
 }
 
-/* x[lo:hi] along axis k: a slice of compile-time length hi - lo. */
-static Inst *lower_slice(Ctx *c, Inst *x, int k, Index *ix) {
-  Dim size = x->type.dim[k];
+/* The start (an i32 scalar) and the compile-time length hi - lo of a
+ * slice lo:hi of an axis of `size`; false after reporting why not. */
+static bool slice_bounds(Ctx *c, Dim size, Index *ix, Inst **start, Dim *len) {
   Bound lo = {ir_poly_const(0), NULL}, hi = {ir_poly_of(c->m, size), NULL};
   if (ix->lo)
     bound_form(c, ix->lo, &lo);
@@ -120,34 +138,43 @@ static Inst *lower_slice(Ctx *c, Inst *x, int k, Index *ix) {
     bound_form(c, ix->hi, &hi);
   from_end(c, &lo, size);
   from_end(c, &hi, size);
-  SizePoly len;
-  if (!same_expr(lo.atom, hi.atom) || !ir_poly_add(c->m, &hi.p, &lo.p, -1, &len)) {
+  SizePoly n;
+  if (!same_expr(lo.atom, hi.atom) || !ir_poly_add(c->m, &hi.p, &lo.p, -1, &n)) {
     ERR(c, ix->loc, "the length of this slice is not known at compile time; write its end as "
                     "start + length, as in x[i:i+3], or use sizes, as in x[1:n]");
-    return NULL;
+    return false;
   }
-  Dim d = ir_poly_dim(c->m, &len);
+  Dim d = ir_poly_dim(c->m, &n);
   if (d.sym < 0 && d.size < 0) {
     ERR(c, ix->loc, "this slice has a negative length (%lld)", (long long)d.size);
-    return NULL;
+    return false;
   }
-  Val start = {.v = NULL};
+  Val v = {.v = NULL};
   if (ix->lo)
-    start = index_value(c, ix->lo);
+    v = index_value(c, ix->lo);
   else
-    start = (Val){.v = ir_const(&c->b, DT_I32, 0)};
+    v = (Val){.v = ir_const(&c->b, DT_I32, 0)};
   if (ix->hi && !index_value(c, ix->hi).v) /* checked, though only its length is used */
-    return NULL;
-  if (!start.v)
-    return NULL;
-  if (start.v->type.rank != 0) {
+    return false;
+  if (!v.v)
+    return false;
+  if (v.v->type.rank != 0) {
     ERR(c, ix->lo->loc, "a slice bound must be an i32 scalar");
-    return NULL;
+    return false;
   }
+  *start = v.v;
+  *len = d;
+  return true;
+}
+
+/* x[lo:hi] along axis k: a slice of compile-time length hi - lo. */
+static Inst *lower_slice(Ctx *c, Inst *x, int k, Index *ix) {
+  Inst *start;
   Type t = x->type;
-  t.dim[k] = d;
+  if (!slice_bounds(c, x->type.dim[k], ix, &start, &t.dim[k]))
+    return NULL;
   c->b.loc = ix->loc;
-  return ir_index_op(&c->b, OP_slice, x, start.v, k, &t);
+  return ir_index_op(&c->b, OP_slice, x, start, k, &t);
 }
 
 /* x[idx] along axis k: the axis replaced by idx's axes. */
@@ -304,12 +331,13 @@ Val lower_take(Ctx *c, Expr *call, const struct Builtin *bi) {
 }
 
 /* v[...] = e, += e, -= e, *= e (spec section 6): the var gets a new value,
- * equal to v off the selected positions. With positions and slices the
- * update u is e placed back with nested unslices (zeros elsewhere): `+=` is
- * v + u, `-=` v - u, `*=` v * (u + 1 - m) and `=` select(m, u, v), m the
- * same placement of ones; so an overwritten position gets no gradient from
- * its old value (section 7). With one tensor index, `+=` and `-=` add a
- * scatter-add (repeated positions accumulate). */
+ * v with the selected positions updated: update(v, E, ...) for `=`,
+ * update_add(v, E) for `+=` (repeated positions accumulate) and
+ * update_add(v, -E) for `-=`, update(v, v[...] * E) for `*=` (ops.def),
+ * with one index per indexed axis: a start for a position or a slice, the
+ * tensor for a gather; E is e broadcast to the selected positions (a
+ * position's axis kept as 1). The positions are those v[...] reads: a
+ * gather replaces its axis in place. */
 Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b) {
   Inst *v = b->val.v;
   Val e = lower_expr(c, s->value);
@@ -328,77 +356,60 @@ Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b) {
         s->name, lw_tstr(c, vt));
     return NULL;
   }
-  c->b.loc = s->loc;
-  if (s->nindex == 1 && !s->index->slice) {
-    Val iv = index_value(c, s->index->pos);
-    if (!iv.v)
-      return NULL;
-    if (iv.v->type.rank > 0) { /* v[idx] += e */
-      if (!s->compound || s->op == BIN_MUL) {
-        ERR(c, s->loc, "with a tensor index only += and -= are supported");
-        return NULL;
-      }
-      Inst *g = gather_along(c, v, iv.v, 0, s->loc);
-      if (!g || !ir_can_broadcast_to(&e.v->type, &g->type)) {
-        if (g)
-          ERR(c, s->value->loc, "%s does not broadcast to the selected %s", lw_dstr(c, &e.v->type),
-              lw_dstr(c, &g->type));
-        return NULL;
-      }
-      Inst *u = ir_index_op(&c->b, OP_scatter_add, ir_broadcast(&c->b, e.v, &g->type), iv.v, 0, vt);
-      return ir_binary(&c->b, s->op == BIN_ADD ? OP_add : OP_sub, v, u);
-    }
-  }
-  Inst *starts[IR_MAX_RANK];
-  Type before[IR_MAX_RANK];
-  Inst *sel = v;
-  unsigned drop = 0;
+  Inst *ix[IR_MAX_RANK];
+  int nix = 0, gather = -1;
+  unsigned axes = 0;
+  Type u = *vt, sel = *vt; /* the new data's type; the selection's, as v[...] reads it */
+  u.rank = sel.rank = 0;
   int k = 0;
-  for (Index *ix = s->index; ix; ix = ix->next, k++) {
-    before[k] = sel->type;
-    if (ix->slice) {
-      sel = lower_slice(c, sel, k, ix);
-      if (!sel)
-        return NULL;
-      starts[k] = sel->args[1];
+  for (Index *x = s->index; x; x = x->next, k++) {
+    if (x->slice && !x->lo && !x->hi) { /* `:`, the whole axis */
+      sel.dim[sel.rank++] = u.dim[u.rank++] = vt->dim[k];
       continue;
     }
-    Val iv = index_value(c, ix->pos);
+    axes |= 1u << k;
+    if (x->slice) {
+      if (!slice_bounds(c, vt->dim[k], x, &ix[nix], &u.dim[u.rank]))
+        return NULL;
+      sel.dim[sel.rank++] = u.dim[u.rank++];
+      nix++;
+      continue;
+    }
+    Val iv = index_value(c, x->pos);
     if (!iv.v)
       return NULL;
-    if (iv.v->type.rank > 0) {
-      ERR(c, ix->loc, "a tensor index must be the only index of an assignment");
+    ix[nix++] = iv.v;
+    if (iv.v->type.rank == 0) { /* a position: a box of one, whose axis goes */
+      u.dim[u.rank++] = ir_lit(1);
+      continue;
+    }
+    if (gather >= 0) {
+      ERR(c, x->loc, "at most one index of an indexing expression may be a tensor");
       return NULL;
     }
-    Type t = sel->type;
-    t.dim[k] = ir_lit(1);
-    sel = ir_index_op(&c->b, OP_slice, sel, iv.v, k, &t);
-    starts[k] = iv.v;
-    drop |= 1u << k;
+    if (vt->rank - 1 + iv.v->type.rank > IR_MAX_RANK) {
+      ERR(c, x->loc, "the selected positions would have more than %d dimensions", IR_MAX_RANK);
+      return NULL;
+    }
+    gather = k;
+    for (int a = 0; a < iv.v->type.rank; a++)
+      sel.dim[sel.rank++] = u.dim[u.rank++] = iv.v->type.dim[a];
   }
-  Type target = sel->type;
-  target.rank = 0;
-  for (int j = 0; j < sel->type.rank; j++)
-    if (!(drop & (1u << j)))
-      target.dim[target.rank++] = sel->type.dim[j];
-  if (!ir_can_broadcast_to(&e.v->type, &target)) {
+  for (; k < vt->rank; k++)
+    sel.dim[sel.rank++] = u.dim[u.rank++] = vt->dim[k];
+  if (!ir_can_broadcast_to(&e.v->type, &sel)) {
     ERR(c, s->value->loc, "%s does not broadcast to the selected %s", lw_dstr(c, &e.v->type),
-        lw_dstr(c, &target));
+        lw_dstr(c, &sel));
     return NULL;
   }
-  Inst *u = ir_reshape(&c->b, ir_broadcast(&c->b, e.v, &target), &sel->type);
-  Inst *m = ir_const_like(&c->b, &sel->type, 1);
-  for (int j = k - 1; j >= 0; j--) {
-    u = ir_index_op(&c->b, OP_unslice, u, starts[j], j, &before[j]);
-    m = ir_index_op(&c->b, OP_unslice, m, starts[j], j, &before[j]);
-  }
-  if (!s->compound) {
-    Inst *cond = ir_binary(&c->b, OP_ne, m, ir_const_like(&c->b, vt, 0));
-    return ir_select(&c->b, cond, u, v);
-  }
-  if (s->op == BIN_MUL)
-    return ir_binary(&c->b, OP_mul, v,
-                     ir_binary(&c->b, OP_add, u, ir_binary(&c->b, OP_sub, ir_const_like(&c->b, vt, 1), m)));
-  return ir_binary(&c->b, s->op == BIN_ADD ? OP_add : OP_sub, v, u);
+  c->b.loc = s->loc;
+  Inst *E = ir_reshape(&c->b, ir_broadcast(&c->b, e.v, &sel), &u);
+  if (!axes) /* v[:, :] = e: every position */
+    return !s->compound ? E : ir_binary(&c->b, s->op == BIN_MUL ? OP_mul : s->op == BIN_SUB ? OP_sub : OP_add, v, E);
+  if (s->compound && s->op == BIN_MUL)
+    return ir_update(&c->b, OP_update, v, ir_binary(&c->b, OP_mul, ir_positions(&c->b, v, ix, axes, &u), E),
+                     ix, axes);
+  if (s->compound)
+    return ir_update(&c->b, OP_update_add, v, s->op == BIN_SUB ? ir_unary(&c->b, OP_neg, E) : E, ix, axes);
+  return ir_update(&c->b, OP_update, v, E, ix, axes);
 }
-

@@ -419,6 +419,7 @@ Inst *ir_clone_inst(Builder *b, const Inst *i, Inst **args) {
   c->index = i->index;
   c->name = i->name;
   c->loc = i->loc;
+  c->rechecks = i->rechecks;
   return c;
 }
 
@@ -664,6 +665,38 @@ Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t
   proto.type = *t;
   proto.type.dtype = x->type.dtype;
   return build(b, op, args, 2, proto);
+}
+
+Inst *ir_update(Builder *b, Op op, Inst *v, Inst *u, Inst *const *ix, unsigned axes) {
+  int n = __builtin_popcount(axes);
+  Inst *args[2 + IR_MAX_RANK] = {v, u};
+  for (int k = 0; k < n; k++)
+    args[2 + k] = ix[k];
+  Inst proto = {0};
+  proto.axes = axes;
+  proto.type = v->type;
+  return build(b, op, args, 2 + n, proto);
+}
+
+Inst *ir_positions(Builder *b, Inst *x, Inst *const *ix, unsigned axes, const Type *u) {
+  int gather = -1, j = 0, shift = 0;
+  for (int k = 0; k < x->type.rank; k++)
+    if (axes & (1u << k)) {
+      Inst *at = ix[j++];
+      if (at->type.rank > 0) {
+        gather = k;
+        shift = at->type.rank - 1;
+        continue;
+      }
+      Type t = x->type; /* the box along k: u's length there */
+      t.dim[k] = u->dim[gather >= 0 ? k + shift : k];
+      x = ir_index_op(b, OP_slice, x, at, k, &t);
+    }
+  if (gather >= 0) {
+    Inst *at = ix[__builtin_popcount(axes & ((1u << gather) - 1))];
+    x = ir_index_op(b, OP_gather, x, at, gather, u);
+  }
+  return x;
 }
 
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to) {

@@ -154,6 +154,10 @@ struct Inst {
   int nregions;
   Region *parent;           /* the region it is in; NULL: the function body */
   bool is_const;            /* param: declared `const` */
+  bool rechecks;            /* its run-time checks (F_FAILS) repeat checks made
+                               before: an adjoint, or AD's recomputation of
+                               the primal. DCE may drop it when unused; any
+                               other op that can fail stays (spec section 6) */
   const char *name;         /* param: its name; others: optional hint */
   Loc loc;                  /* where in the .sg source it came from */
 
@@ -334,6 +338,12 @@ Inst *ir_matmulz_into(Builder *b, Inst *x, Inst *y, const Type *to);
 /* An indexing op of ops.def (gather, slice, ...) along `axis`, of type t
  * (its dtype is taken from x). */
 Inst *ir_index_op(Builder *b, Op op, Inst *x, Inst *idx, int axis, const Type *t);
+/* update or update_add (ops.def) of v with u at the positions that one
+ * index per axis in `axes` selects, ix[0..] in axis order. */
+Inst *ir_update(Builder *b, Op op, Inst *v, Inst *u, Inst *const *ix, unsigned axes);
+/* x read at those positions: of u's type (slices along the boxes, then the
+ * gather), the partner of update (its adjoint, `v[idx] *= e`). */
+Inst *ir_positions(Builder *b, Inst *x, Inst *const *ix, unsigned axes, const Type *u);
 /* The sum of x over the axes broadcasting added, back to type `to`. */
 Inst *ir_unbroadcast(Builder *b, Inst *x, const Type *to);
 

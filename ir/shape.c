@@ -215,6 +215,45 @@ static bool concat_type_ok(const Module *m, const Inst *i, char *err, size_t err
   return true;
 }
 
+/* update / update_add (ops.def): v, u, then one i32 index per axis in
+ * `axes`; u is v with each such axis replaced by its box (any length) or,
+ * for a tensor index, by the tensor's axes. */
+static bool update_type_ok(const Module *m, const Inst *i, char *err, size_t errlen) {
+  (void)m;
+  const char *name = ir_ops[i->op].name;
+  if (i->nargs < 3)
+    return FAIL("%s takes the old value, the new data and at least one index", name);
+  const Type *v = &i->args[0]->type, *u = &i->args[1]->type;
+  if (!i->axes || i->axes >> v->rank || i->nargs != 2 + __builtin_popcount(i->axes))
+    return FAIL("%s: one index per axis in axes, of the old value's axes", name);
+  if (u->dtype != v->dtype || !ir_type_eq(&i->type, v) || v->dtype == DT_BOOL)
+    return FAIL("%s: the old value, the new data and the result share one dtype", name);
+  int j = 0, at = 2, tensors = 0; /* j: u's axis */
+  for (int k = 0; k < v->rank; k++) {
+    if (!(i->axes & (1u << k))) {
+      if (j >= u->rank || !ir_dim_eq(u->dim[j++], v->dim[k]))
+        return FAIL("%s: the new data differs from the old value off the indexed axes", name);
+      continue;
+    }
+    const Type *ix = &i->args[at++]->type;
+    if (ix->dtype != DT_I32)
+      return FAIL("%s: indices are i32", name);
+    if (ix->rank == 0) {
+      if (j++ >= u->rank)
+        return FAIL("%s: the new data has too few axes", name);
+      continue;
+    }
+    if (++tensors > 1)
+      return FAIL("%s: at most one index is a tensor", name);
+    for (int a = 0; a < ix->rank; a++)
+      if (j >= u->rank || !ir_dim_eq(u->dim[j++], ix->dim[a]))
+        return FAIL("%s: the new data does not have the index tensor's axes in its place", name);
+  }
+  if (j != u->rank)
+    return FAIL("%s: the new data has too many axes", name);
+  return true;
+}
+
 /* Whether an op of this table entry takes operands of dtype dt. */
 static bool dtype_ok(const OpInfo *info, DType dt) {
   if (dt == DT_BOOL)
@@ -261,6 +300,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
         return FAIL("arange gives an i32 vector");
     } else if (i->op == OP_concat) {
       return concat_type_ok(m, i, err, errlen);
+    } else if (i->op == OP_update || i->op == OP_update_add) {
+      return update_type_ok(m, i, err, errlen);
     } else if (ir_ops[i->op].flags & F_AXIS) {
       return index_type_ok(m, i, err, errlen);
     } else if (i->op == OP_reshape) {

@@ -35,7 +35,7 @@ typedef struct Job {
 
 /* The header --header would write for FILE.sg: its guard is that of the
  * file the command would be asked to write, FILE.h. */
-static char *header_text(Module *m, const char *filename) {
+static char *header_text(Module *m, const char *filename, long long ad_memory) {
   size_t n = strlen(filename);
   char *h = xmalloc(n + 3);
   memcpy(h, filename, n + 1);
@@ -49,7 +49,7 @@ static char *header_text(Module *m, const char *filename) {
   FILE *f = open_memstream(&text, &len);
   if (!f)
     die("out of memory");
-  cg_write_header(m, f, guard);
+  cg_write_header(m, f, guard, ad_memory);
   fclose(f);
   free(guard);
   return text;
@@ -83,7 +83,7 @@ static void *compile_job(void *arg) {
                   .ad_memory = job->o->ad_memory};
   CacheItem *item = &job->item;
   if (cg_emit(m, job->filename, &cg, &item->object, &item->object_len) == 0) {
-    item->header = header_text(m, job->filename);
+    item->header = header_text(m, job->filename, job->o->ad_memory);
     item->names = entry_names(m, &item->names_len);
     job->made = true;
   } else {

@@ -386,6 +386,21 @@ static void ad_take_along(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_scatter
 static void ad_scatter_along(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_take_along); }
 static void ad_slice(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_unslice); }
 static void ad_unslice(AD *a, Inst *y, Inst *g) { partner(a, y, g, OP_slice); }
+/* Indexed assignment: u's adjoint is g read at the positions; the old
+ * value's is g with them zeroed for update (an overwritten position gets
+ * no gradient from its old value, section 7), g itself for update_add. */
+static void ad_update(AD *a, Inst *y, Inst *g) { /* g read before it is updated: in place */
+  Inst *const *ix = y->args + 2;
+  if (Y2->active)
+    contribute(a, Y2, ir_positions(B, g, ix, y->axes, &Y2->type));
+  if (X->active)
+    contribute(a, X, ir_update(B, OP_update, g, K(a, Y2, 0), ix, y->axes));
+}
+static void ad_update_add(AD *a, Inst *y, Inst *g) {
+  contribute(a, X, g);
+  if (Y2->active)
+    contribute(a, Y2, ir_positions(B, g, y->args + 2, y->axes, &Y2->type));
+}
 #undef X
 #undef Y2
 #undef B
@@ -476,6 +491,11 @@ Function *ad_build(Module *m, Function *f, const char *name, const AdSpec *spec)
     if (values[r]->active)
       contribute(&a, values[r], vjp ? seeds[r] : ir_const(&a.b, values[r]->type.dtype, 1));
   ad_reverse_block(&a, last);
+  /* The adjoint sweep fails only where the primal one did (the partner of
+   * an indexing op checks the same indices; recomputations repeat them):
+   * nothing of it needs to stay for its checks alone (passes/dce.c). */
+  for (Inst *i = last ? last->next : g->first; i; i = ir_walk_next(i))
+    i->rechecks = true;
 
   int nres = 0;
   Inst **res = xmalloc(sizeof(Inst *) * (size_t)(f->nparams + nr + 1));

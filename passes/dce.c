@@ -1,10 +1,28 @@
-/* Dead-code elimination: drop every instruction no result depends on.
- * Requires: nothing. Keeps: results and their inputs, in order. Every op is
- * pure, so "unused" is the only test. A region op is live when one of its
- * results is read; then its regions' yields are live, and whatever its
- * bodies use, inside or captured from outside. (Carried values no one reads
- * stay: dropping one would change the op's signature.) */
+/* Dead-code elimination: drop every instruction no result depends on,
+ * except the checks of the program (spec section 6: an index out of range
+ * or a division by zero is reported whether or not its value is used, at
+ * every -O level): an op that can fail (F_FAILS) stays unless its checks
+ * repeat earlier ones (Inst.rechecks: adjoints, AD's recomputations), and
+ * so does a loop or branch holding one. Every other op is pure, so
+ * "unused" is the only test. A region op is live when one of its results
+ * is read or it holds such a check; then its regions' yields are live, and
+ * whatever its bodies use, inside or captured from outside. (Carried
+ * values no one reads stay: dropping one would change the op's signature.)
+ * Requires: nothing. Keeps: results and their inputs, the checks, in order. */
 #include "passes.h"
+
+/* Does i check something at run time that nothing else checks? A region op
+ * holds such a check at any depth (found once per op: `held`). */
+static bool is_check(Inst *i) {
+  if (i->nregions) {
+    bool held = false;
+    for (int r = 0; r < i->nregions && !held; r++)
+      for (Inst *x = i->regions[r].first; x && !held; x = x->next)
+        held = is_check(x);
+    return held;
+  }
+  return (ir_ops[i->op].flags & F_FAILS) && !i->rechecks;
+}
 
 static void mark(Inst *x, Function *f) { x->aux = f; }
 
@@ -12,7 +30,7 @@ static void mark(Inst *x, Function *f) { x->aux = f; }
 static void sweep(Function *f, Inst *last) {
   for (Inst *i = last, *prev; i; i = prev) {
     prev = i->prev;
-    if (!i->aux) {
+    if (!i->aux && !is_check(i)) {
       ir_unlink(f, i);
       continue;
     }

@@ -62,6 +62,14 @@ static Inst *tg_linear(TG *t, Inst *y, Inst *const *d) {
   return ir_clone_inst(B, y, args);
 }
 
+/* Indexed assignment: the same update of v's tangent with u's, with the
+ * same positions (linear in v and u together); a zero tangent of u still
+ * overwrites v's at the positions, unless it is added. */
+static Inst *tg_update(TG *t, Inst *y, Inst *const *d) {
+  if (!d[1] && (y->op == OP_update_add || !d[0]))
+    return d[0];
+  return ir_update(B, y->op, d[0] ? d[0] : K(t, y, 0), d[1] ? d[1] : K(t, Y2, 0), y->args + 2, y->axes);
+}
 static Inst *tg_exp(TG *t, Inst *y, Inst *const *d) { return chain(t, d[0], y); }
 static Inst *tg_log(TG *t, Inst *y, Inst *const *d) {
   return chain(t, d[0], ir_binary(B, OP_div, K(t, y, 1), X));

@@ -26,6 +26,13 @@ void *sg_rt_alloc_raw(int64_t bytes);
  * Freed with the rest of the thread's workspace. */
 void *sg_rt_pack_buffer(int64_t bytes);
 
+/* Loop tapes' memory, kept by the thread between calls (runtime/tape.c):
+ * take the largest block kept ({NULL, 0} if none) for a tape that starts,
+ * keep a tape's block when it ends (the smallest of too many is freed).
+ * Freed with the rest of the thread's workspace. */
+void *sg_rt_ws_take_tape(int64_t *cap);
+void sg_rt_ws_keep_tape(void *p, int64_t cap);
+
 /* Kernel variants of sg_rt_gemm_f32/f64. */
 enum { SG_RT_ISA_GENERIC = 0, SG_RT_ISA_AVX2 = 1, SG_RT_ISA_AVX512 = 2 };
 /* The variant sg_rt_gemm_* picks on this CPU. */

@@ -105,6 +105,11 @@ void sg_rt_saved_bytes_add(int64_t delta);
 int sg_rt_div_zero(const char *func, const char *where);
 int sg_rt_bad_index(const char *func, const char *where, int64_t index, int64_t size);
 int sg_rt_empty_axis(const char *func, const char *where); /* argmax/argmin */
+/* v[idx] = e or *= e naming a position twice ("index 3 is assigned twice"). */
+int sg_rt_repeated_index(const char *func, const char *where, int64_t index, int64_t size);
+/* The first of pos[0..m) that repeats an earlier one, or -1; `table` holds
+ * 4m entries of scratch (an open-addressing set, cleared here). */
+int64_t sg_rt_first_repeat(const int64_t *pos, int64_t m, int64_t *table);
 
 /* Size expressions (`n - 1` in a result type): "FUNC: size n - 1 is -1 for
  * these arguments; sizes cannot be negative", and an output whose shape

@@ -1,8 +1,11 @@
 /* The tape of a loop being differentiated: the carried values entering
- * each iteration, appended while the loop runs and read back, last first,
- * by its adjoint (codegen/cg_region.c). A tape keeps its memory between
- * runs of the same loop within one call (an inner loop runs once per outer
- * iteration), and the generated function frees it before returning.
+ * each iteration (or what the iteration overwrote), appended while the
+ * loop runs and read back, last first, by its adjoint
+ * (codegen/cg_region.c). A tape keeps its memory between runs of the same
+ * loop within one call (an inner loop runs once per outer iteration), and
+ * the generated function hands it back before returning: to the thread's
+ * workspace, so that a repeated call takes no fresh page (glibc unmaps a
+ * large block on free).
  * Growth doubles, so a while loop whose trip count is unknown costs
  * amortized O(1) per iteration. Growth counts against the allocation
  * failure hook (sg_rt_fail_alloc_after), so tests can make a tape run out of
@@ -33,6 +36,12 @@ int64_t sg_rt_saved_bytes_peak(int reset) {
 void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes) {
   if (t->used > INT64_MAX / 4 - bytes)
     return NULL;
+  if (!t->data) { /* the first push of a call: a request, served from the cache if it can */
+    if (sg_rt_injected_failure())
+      return NULL;
+    t->data = sg_rt_ws_take_tape(&t->cap);
+    sg_rt_saved_bytes_add(t->cap);
+  }
   if (t->used + bytes > t->cap) {
     int64_t cap = t->cap ? t->cap : 4096;
     while (cap < t->used + bytes)
@@ -51,7 +60,7 @@ void *sg_rt_tape_push(sg_rt_tape *t, int64_t bytes) {
 
 void sg_rt_tape_free(sg_rt_tape *t) {
   sg_rt_saved_bytes_add(-t->cap);
-  free(t->data);
+  sg_rt_ws_keep_tape(t->data, t->cap);
   memset(t, 0, sizeof *t);
 }
 

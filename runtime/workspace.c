@@ -13,7 +13,8 @@
  * an atexit handler, since key destructors do not run there).
  *
  * A second cached block, the packing buffer, serves sg_rt_gemm on whatever
- * thread runs it (pool workers included).
+ * thread runs it (pool workers included), and a few more the tapes of
+ * loops whose gradient is taken (runtime/tape.c), for the same reason.
  *
  * Reentrancy: the block is marked busy while a call uses it; a nested
  * request on the same thread (nothing in sgc does that today, but a signal
@@ -31,8 +32,11 @@ typedef struct Block {
   int64_t cap;
 } Block;
 
+enum { WS_TAPES = 4 }; /* a gradient with more loops reallocates the rest */
+
 typedef struct Workspace {
   Block temps, pack;
+  Block tapes[WS_TAPES];
   int busy;       /* temps handed out and not yet released */
   int registered; /* the key holds this thread's workspace */
 } Workspace;
@@ -50,6 +54,8 @@ static void drop(Block *b) {
 static void release_all(Workspace *w) {
   drop(&w->temps);
   drop(&w->pack);
+  for (int k = 0; k < WS_TAPES; k++)
+    drop(&w->tapes[k]);
 }
 
 static void on_thread_exit(void *p) { release_all(p); }
@@ -110,6 +116,37 @@ void sg_rt_ws_release(void *p) {
 
 void *sg_rt_pack_buffer(int64_t bytes) { return grow(&ws.pack, bytes); }
 
+void *sg_rt_ws_take_tape(int64_t *cap) {
+  Block *best = NULL;
+  for (int k = 0; k < WS_TAPES; k++)
+    if (ws.tapes[k].p && (!best || ws.tapes[k].cap > best->cap))
+      best = &ws.tapes[k];
+  *cap = best ? best->cap : 0;
+  if (!best)
+    return NULL;
+  void *p = best->p;
+  best->p = NULL;
+  best->cap = 0;
+  return p;
+}
+
+void sg_rt_ws_keep_tape(void *p, int64_t cap) {
+  if (!p)
+    return;
+  Block *least = &ws.tapes[0];
+  for (int k = 0; k < WS_TAPES; k++)
+    if (!ws.tapes[k].p || ws.tapes[k].cap < least->cap)
+      least = &ws.tapes[k];
+  if (least->p && least->cap >= cap) {
+    free(p);
+    return;
+  }
+  drop(least);
+  least->p = p;
+  least->cap = cap;
+  register_thread(&ws);
+}
+
 int64_t sg_rt_ws_bytes(void) { return ws.temps.cap; }
 
 void sg_release_workspace(void) {
@@ -119,4 +156,6 @@ void sg_release_workspace(void) {
   if (!w->busy)
     drop(&w->temps);
   drop(&w->pack);
+  for (int k = 0; k < WS_TAPES; k++)
+    drop(&w->tapes[k]);
 }
