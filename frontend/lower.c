@@ -235,19 +235,41 @@ const char *lw_dtype_word(AstDType dt) { return ir_dtype_name((DType)dt); }
 
 /* ---- values ---- */
 
-/* Give a weak value the dtype `dt`. A literal becomes a literal of that
- * dtype (rather than a conversion) so the IR reads naturally. */
+/* The weak expression v again, computed in dtype dt: each literal one of
+ * dt, each op the same op on dt operands. A bool operand (a select's
+ * condition) is not weak and stays; an operand used twice is rebuilt once. */
+static Inst *in_dtype(Ctx *c, Inst *v, DType dt, PtrMap *memo) {
+  if (v->type.dtype == DT_BOOL)
+    return v;
+  Inst *r = ptrmap_get(memo, v);
+  if (r)
+    return r;
+  if (v->op == OP_const) {
+    r = ir_const(&c->b, dt, dt == DT_I32 ? trunc(v->num) : v->num);
+  } else {
+    Inst *args[4];
+    for (int k = 0; k < v->nargs; k++)
+      args[k] = in_dtype(c, v->args[k], dt, memo);
+    Type t = v->type;
+    t.dtype = dt;
+    r = ir_clone_inst(&c->b, v, args);
+    r->type = t;
+  }
+  *ptrmap_slot(memo, v) = r;
+  return r;
+}
+
+/* Give a weak value the dtype `dt` (section 3): the expression of literals
+ * is computed in dt, as if each literal had been written with it, so that
+ * `x + 65536 * 65536` wraps as i32 arithmetic does and `0.1 + 0.2` adds two
+ * f32 numbers (not f64 ones rounded once). */
 Val lw_concrete(Ctx *c, Val x, DType dt) {
   if (!x.v || !x.weak)
     return x;
-  Inst *v = x.v;
-  if (v->op == OP_const)
-    return (Val){.v = ir_const(&c->b, dt, dt == DT_I32 ? trunc(v->num) : v->num), .weak = false};
-  if (v->op == OP_broadcast && v->args[0]->op == OP_const) {
-    Inst *k = ir_const(&c->b, dt, v->args[0]->num);
-    return (Val){.v = ir_broadcast(&c->b, k, &v->type), .weak = false};
-  }
-  return (Val){.v = ir_convert(&c->b, v, dt), .weak = false};
+  PtrMap memo = {0};
+  Inst *v = in_dtype(c, x.v, dt, &memo);
+  ptrmap_free(&memo);
+  return (Val){.v = v, .weak = false};
 }
 
 bool lw_not_bool(Ctx *c, Val x, Loc loc) {
@@ -262,6 +284,22 @@ bool lw_not_bool(Ctx *c, Val x, Loc loc) {
 /* A weak value may take dtype dt: a literal with a '.' or an exponent is
  * never an i32 (section 3), and an integer literal becomes one only if it
  * fits (it would wrap silently otherwise). */
+/* The first literal of weak expression v outside i32's range, or NULL. */
+static const Inst *too_big(const Inst *v, PtrMap *seen) {
+  void **s = ptrmap_slot(seen, v);
+  if (*s || v->type.dtype == DT_BOOL)
+    return NULL;
+  *s = (void *)v;
+  if (v->op == OP_const)
+    return v->num < -2147483648.0 || v->num > 2147483647.0 ? v : NULL;
+  for (int k = 0; k < v->nargs; k++) {
+    const Inst *b = too_big(v->args[k], seen);
+    if (b)
+      return b;
+  }
+  return NULL;
+}
+
 bool lw_weak_fits(Ctx *c, Val x, DType dt, Loc loc) {
   if (!x.weak || dt != DT_I32)
     return true;
@@ -270,10 +308,10 @@ bool lw_weak_fits(Ctx *c, Val x, DType dt, Loc loc) {
                 "convert the other side with f32(x) or f64(x)");
     return false;
   }
-  const Inst *k = x.v;
-  while (k->op == OP_broadcast)
-    k = k->args[0];
-  if (k->op == OP_const && (k->num < -2147483648.0 || k->num > 2147483647.0)) {
+  PtrMap seen = {0};
+  const Inst *k = too_big(x.v, &seen);
+  ptrmap_free(&seen);
+  if (k) {
     ERR(c, loc, "the integer %.0f does not fit in i32 (-2147483648 to 2147483647)", k->num);
     return false;
   }
@@ -391,7 +429,8 @@ Val lw_elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
   if (!lw_broadcast_pair(c, &a, &b, loc, what))
     return BAD;
   bool integral = a.integral && b.integral && (op == OP_add || op == OP_sub || op == OP_mul);
-  return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = a.weak && b.weak, .integral = integral};
+  return (Val){.v = ir_binary(&c->b, op, a.v, b.v), .weak = a.weak && b.weak, .integral = integral,
+               .not_arith = a.not_arith || b.not_arith};
 }
 
 /* a // b and a % b. Two integer literals fold (Python's rules, a weak
@@ -541,7 +580,7 @@ Val lower_expr(Ctx *c, Expr *e) {
     c->b.loc = e->loc;
     if (x.weak && x.v->op == OP_const)
       return (Val){.v = ir_const(&c->b, DT_F64, -x.v->num), .weak = true, .integral = x.integral};
-    return (Val){.v = ir_unary(&c->b, OP_neg, x.v), .weak = x.weak, .integral = x.integral};
+    return (Val){.v = ir_unary(&c->b, OP_neg, x.v), .weak = x.weak, .integral = x.integral, .not_arith = x.not_arith};
   }
   case EX_NOT: {
     Val x = lw_value_arg(c, e->lhs);

@@ -305,7 +305,7 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
     Inst *n = ir_count(&c->b, &x.v->type, axes, x.v->type.dtype);
     r = ir_binary(&c->b, OP_div, r, ir_broadcast(&c->b, n, &r->type));
   }
-  return (Val){.v = r, .weak = x.weak};
+  return (Val){.v = r, .weak = x.weak, .integral = x.integral && bi->kind != B_MEAN, .not_arith = true};
 }
 
 /* x as a vector of all its elements, row-major (NULL after an error). */
@@ -369,7 +369,8 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
         perm[k] = (int)d->size;
       }
     }
-    return (Val){.v = xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), .weak = x.weak};
+    return (Val){.v = xt->rank < 2 ? x.v : ir_transpose(&c->b, x.v, perm), .weak = x.weak, .integral = x.integral,
+                 .not_arith = true};
   }
   Type to = ir_scalar(xt->dtype);
   if (!lower_dims(c, list->dims, list->ndims, list->loc, false, &to))
@@ -380,13 +381,13 @@ static Val lower_shape_op(Ctx *c, Expr *call, const struct Builtin *bi) {
           lw_dstr(c, &to));
       return BAD;
     }
-    return (Val){.v = ir_reshape(&c->b, x.v, &to), .weak = x.weak};
+    return (Val){.v = ir_reshape(&c->b, x.v, &to), .weak = x.weak, .integral = x.integral, .not_arith = true};
   }
   if (!ir_can_broadcast_to(xt, &to)) {
     ERR(c, call->loc, "cannot broadcast %s to %s", lw_dstr(c, xt), lw_dstr(c, &to));
     return BAD;
   }
-  return (Val){.v = ir_broadcast(&c->b, x.v, &to), .weak = x.weak};
+  return (Val){.v = ir_broadcast(&c->b, x.v, &to), .weak = x.weak, .integral = x.integral, .not_arith = true};
 }
 
 /* Bind the callee's sizes to the caller's, argument by argument. */
@@ -660,7 +661,9 @@ Val lower_call(Ctx *c, Expr *e) {
     if (bi->kind == B_UNARY && !(ir_ops[bi->op].flags & F_INT) &&
         !lw_need_float(c, x, e->loc, arena_printf(c->m->arena, "'%s'", name)))
       return BAD;
-    return (Val){.v = ir_unary(&c->b, bi->op, x.v), .weak = x.weak};
+    /* abs and sign of integers are integers (F_INT): still able to meet an i32 */
+    return (Val){.v = ir_unary(&c->b, bi->op, x.v), .weak = x.weak,
+                 .integral = x.integral && (ir_ops[bi->op].flags & F_INT), .not_arith = true};
   }
   case B_BINARY: {
     if (!lw_check_arity(c, e, name, 2, 2, NULL))
@@ -702,7 +705,8 @@ Val lower_call(Ctx *c, Expr *e) {
     vt.dtype = a.v->type.dtype;
     Inst *cb = ir_broadcast(&c->b, cv.v, &ct);
     return (Val){.v = ir_select(&c->b, cb, ir_broadcast(&c->b, a.v, &vt),
-                           ir_broadcast(&c->b, b.v, &vt)), .weak = a.weak && b.weak, .integral = integral};
+                           ir_broadcast(&c->b, b.v, &vt)), .weak = a.weak && b.weak, .integral = integral,
+                 .not_arith = true};
   }
   case B_TRANSPOSE:
   case B_RESHAPE:

@@ -26,6 +26,8 @@ typedef struct Val {
   bool weak; /* a literal (or made only of literals): dtype not fixed */
   bool integral; /* weak and made only of integer literals: may meet i32 */
   const char *name; /* the name it was read through, for hints in messages */
+  bool not_arith; /* integral, through an op other than + - * // % (abs, sum,
+                     reshape, ...): i32 where it meets one, f32 alone (section 3) */
 } Val;
 
 /* What a name is bound to. Assignment rebinds a `var` in place: the

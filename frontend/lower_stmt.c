@@ -115,7 +115,7 @@ static void lower_var(Ctx *c, Stmt *s) {
     v = (Val){.v = x};
     ok = x != NULL;
   } else if (ok) {
-    DType dt = v.integral ? DT_I32 : DT_F32;
+    DType dt = v.integral && !v.not_arith ? DT_I32 : DT_F32;
     ok = !v.weak || lw_weak_fits(c, v, dt, s->value->loc);
     if (ok && v.weak)
       v = lw_concrete(c, v, dt);
