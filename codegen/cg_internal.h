@@ -119,6 +119,7 @@ typedef struct Body {
   int nkernels;
   CgMember *member;     /* by Inst.id: each value's part in its kernel */
   PtrVec *users;        /* by Inst.id: the instructions reading it (not yields) */
+  int nusers;           /* users' length: codegen may unlink instructions before the end */
 } Body;
 
 /* ---- cg_elem.c ---- */

@@ -69,8 +69,9 @@ void cg_plan(Body *B, int n) {
   cg_memory_plan(B, n);
   B->member = xmalloc(sizeof(CgMember) * (size_t)(n + 1));
   memset(B->member, 0, sizeof(CgMember) * (size_t)(n + 1));
-  B->users = xmalloc(sizeof(PtrVec) * (size_t)(n + 1));
-  memset(B->users, 0, sizeof(PtrVec) * (size_t)(n + 1));
+  B->nusers = n + 1;
+  B->users = xmalloc(sizeof(PtrVec) * (size_t)B->nusers);
+  memset(B->users, 0, sizeof(PtrVec) * (size_t)B->nusers);
   for (Inst *i = f->first; i; i = ir_walk_next(i))
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k]->op != OP_param)
@@ -85,9 +86,8 @@ void cg_plan_free(Body *B) {
     free(B->kernels[k].data);
   free(B->kernels);
   free(B->member);
-  if (B->users)
-    for (Inst *i = B->f->first; i; i = ir_walk_next(i))
-      vec_free(&B->users[i->id]);
+  for (int k = 0; B->users && k < B->nusers; k++)
+    vec_free(&B->users[k]);
   free(B->users);
 }
 

@@ -78,7 +78,14 @@ static bool compile(const char *src, size_t len, int opt) {
     return false; /* a clean rejection */
 
   check(ir_verify(m, "lowering"), "lowering");
-  check(pipeline_to_ad(m, true), "inlining and AD");
+  m->diag = &diag; /* a pass's own errors (ir_error) go where the parser's do */
+  m->exports = EXPORT_GRAD; /* what sgc makes by default */
+  int bad = pipeline_to_ad(m, true);
+  if (bad && m->errors) { /* a clean rejection by a pass: reverse over reverse, a missing rule */
+    ir_module_free(m);
+    return false;
+  }
+  check(bad, "inlining and AD");
   check(pipeline_optimize(m, opt, true), "optimization");
   ir_print_module(devnull, m);
 #if SGC_FUZZ_LLVM
