@@ -269,6 +269,8 @@ Val lw_concrete(Ctx *c, Val x, DType dt) {
   PtrMap memo = {0};
   Inst *v = in_dtype(c, x.v, dt, &memo);
   ptrmap_free(&memo);
+  if (v->type.dtype != dt) /* a weak bool (1 == 0) converted: f64(1 == 0) */
+    v = ir_convert(&c->b, v, dt);
   return (Val){.v = v, .weak = false};
 }
 
