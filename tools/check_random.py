@@ -105,31 +105,11 @@ ALLOWED = [
 # () for any program, regular expression). Remove an entry when its fix
 # lands.
 KNOWN = [
-    ("issue 28 item 1: a slice inside a loop", ("slice", "derived_size"), r"symbol .* not bound"),
-    ("issue 28 item 2: a scatter (or a gather's adjoint) inside a loop",
-     ("index_in_loop", "gather_in_loop", "take_in_loop", "take_along_in_loop", "scatter_add_in_loop"),
-     r"scatter_add has no element-wise form"),
-    ("issue 28 item 3: v[idx] = e (and *=) with a tensor index refused",
-     ("scatter_set", "scatter_mul"), r"with a tensor index only \+= and -= are supported"),
-    ("issue 28 item 4: grad of a looping function under stop_gradient, not its direct parent "
-     "(deriv29)", ("grad_sg_indirect",), r"error: grad\(.*second order.*not implemented"),
-    ("issue 28 item 5: a branch inside a loop: value has no copy", ("for", "while", "if"),
-     r"has no copy"),
-    ("issue 28 deliverable 4: an index out of range in unused code is not reported", ("index",),
-     r"in code whose value is unused"),
-    ("findings-28 F1: a tensor index beside other indices in an assignment refused",
-     ("scatter_multi",), r"a tensor index must be the only index of an assignment"),
-    ("findings-28 F2: a run-time slice start that is not a plain expression refused",
-     ("slice_runtime",), r"the length of this slice is not known at compile time"),
-    ("findings-28 F4: a loop whose carried state is empty fails to push on its tape",
-     ("for", "while"), r"cannot allocate memory for the loop's tape \(it holds 0 bytes\)"),
     ("findings-28 F7: the tangent of a max/min reduction over an empty axis is NaN (deriv29)",
      (), r"by forward mode \(columns.* differ at element \d+: nan vs (?!nan)"),
     ("findings-28 F8: a division by zero in an argument a transform's derivative does not "
      "need is not reported", ("grad", "jvp", "jacobian", "hessian", "jvp_grad"),
      r"returned 0, expected 7 \(SG_ERR_INDEX: integer division by zero\)"),
-    ("findings-28 F6: an indexed update of an empty tensor does not check its position",
-     ("index",), r"returned 0, expected 7 \(SG_ERR_INDEX: index -?\d+ out of range for 0\)"),
 ]
 
 
