@@ -423,21 +423,24 @@ class GradEntry(EntryPoint):
             out.append("  if (rc == SG_OK) {")
             for p in c.diff:
                 out.append("  for (int64_t i = 0; i < count(&%s); i++) {" % p.name)
-                out.append("    double x = get(&%s, i), h = 1e-3 * fmax(1.0, fabs(x)), d[2];"
-                           % p.name)
+                out.append("    double x = get(&%s, i), h = 1e-3 * fmax(1.0, fabs(x)), d[2], "
+                           "big = 0;" % p.name)
                 out.append("    for (int k = 0; k < 2; k++, h /= 2) {")
                 out.append("      set(&%s, i, x + h);" % p.name)
                 out.append("      double fp = %s;" % ev)
                 out.append("      set(&%s, i, x - h);" % p.name)
                 out.append("      double fm = %s;" % ev)
                 out.append("      d[k] = (fp - fm) / (2 * h);")
+                out.append("      big = fmax(big, fmax(fabs(fp), fabs(fm)) / h);")
                 out.append("    }")
                 out.append("    set(&%s, i, x);" % p.name)
                 # Richardson's estimate; NaN (not checked) where the two
                 # steps disagree, as for cos of a large argument, whose
-                # oscillation the steps cannot resolve
+                # oscillation the steps cannot resolve, or where f is so
+                # large that its rounding swamps the steps' effect
                 out.append("    double r = (4 * d[1] - d[0]) / 3;")
-                out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) r = NAN;")
+                out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r))) ||")
+                out.append("        4e-16 * big > 1e-7 * fmax(1.0, fabs(r))) r = NAN;")
                 out.append('    printf("%s.fd_%s %%lld %%.17g\\n", (long long)i, r);'
                            % (G, p.name))
                 out.append("  }")
@@ -526,16 +529,20 @@ class JvpEntry(EntryPoint):
             out.append('    printf("%s.dot 0 %%.17g\\n", dt);' % J)
             ev = "eval_%s(%s)" % (F, ", ".join(ctx.args + ["&e" + s for s, _ in ctx.seeds
                                                            if vjp]))
+            out.append("    double big = 0;")
             out.append("    for (int s = 0; s < 2; s++) {")
             out.append("      double h = 1e-4 / (1 << s);")
             shift_code(c, ctx, "t", "h", out)
             out.append("      double fp = %s;" % ev)
             shift_code(c, ctx, "t", "-h", out)
-            out.append("      d[s] = (fp - %s) / (2 * h);" % ev)
+            out.append("      double fm = %s;" % ev)
+            out.append("      d[s] = (fp - fm) / (2 * h);")
+            out.append("      big = fmax(big, fmax(fabs(fp), fabs(fm)) / h);")
             shift_code(c, ctx, "t", "0", out)
             out.append("    }")
             out.append("    double r = (4 * d[1] - d[0]) / 3;")
-            out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r)))) r = NAN;")
+            out.append("    if (!(fabs(d[1] - d[0]) <= 1e-4 * fmax(1.0, fabs(r))) ||")
+            out.append("        4e-16 * big > 1e-7 * fmax(1.0, fabs(r))) r = NAN;")
             out.append('    printf("%s.fd_dot 0 %%.17g\\n", r);' % J)
             if vjp:
                 out.append("    " + " ".join("free(e%s.data);" % s for s, _ in ctx.seeds))
