@@ -1287,7 +1287,9 @@ class Gen:
                                 f="minimum")], ty, True)
         w = T("sqrt({})", p) if self.chance(0.5) else T("(sqrt({0}) - sqrt({0}))", p)
         e = self.expr(ty, depth, frozen)
-        zero_clean = E("lit", [], Ty(ty.dtype), text="0")
+        # a strong 0: beside a weak e (3 + sqrt(P)), a literal 0 would make
+        # the clean sum an i32
+        zero_clean = E("cast", [E("lit", [], Ty(ty.dtype), text="0")], Ty(ty.dtype), False)
         self.use("zero_factor")
         return E("binary", [e, self.mark(w, zero_clean)], ty, e.live, f="+")
 
