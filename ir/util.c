@@ -246,7 +246,7 @@ void run_with_big_stack(void *(*fn)(void *), void *arg) {
   pthread_attr_t attr;
   pthread_t tid;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+  pthread_attr_setstacksize(&attr, IR_BIG_STACK);
   if (pthread_create(&tid, &attr, fn, arg) == 0)
     pthread_join(tid, NULL);
   else

@@ -87,10 +87,25 @@ void nameset_add(NameSet *s, const char *name);
 bool nameset_has(const NameSet *s, const char *name);
 void nameset_free(NameSet *s);
 
-/* Run fn(arg) on a thread with a 1 GiB stack (reserved, not touched), and
- * wait for it: the stages recurse over expression trees, which a program
- * can nest as deeply as it is long. Runs it directly if no thread can be
- * made. */
+/* The stack the stages run on: they recurse over expression trees, which a
+ * program can nest as deeply as it is long (up to AST_MAX_DEPTH levels,
+ * about 5 KB of frames each). AddressSanitizer's redzones make every frame
+ * several times larger. Reserved, not touched: it costs address space. */
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define IR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang */
+#define IR_ASAN 1
+#endif
+#endif
+#if defined(IR_ASAN)
+#define IR_BIG_STACK ((size_t)4 << 30)
+#else
+#define IR_BIG_STACK ((size_t)1 << 30)
+#endif
+
+/* Run fn(arg) on a thread with an IR_BIG_STACK stack and wait for it. Runs
+ * it directly if no thread can be made. */
 void run_with_big_stack(void *(*fn)(void *), void *arg);
 
 /* Read a whole file (or stdin for "-"); NULL and errno on failure. A file

@@ -8,6 +8,7 @@
 #   %llvm_cflags, %llvm_libs   llvm-config-19 --cflags / --ldflags --libs
 #   %libsgc          link flags for libsgc (static, with LLVM and -lsgrt)
 #   %python          /usr/bin/python3 with build/python on PYTHONPATH
+#   %pysgc           the same, for scripts that import sgc also under ASan
 #   %valgrind        valgrind memcheck that fails on any error or leak
 #   %mpicc, %mpirun  OpenMPI's compiler wrapper (as %cc) and launcher, local
 #                    only (REQUIRES: mpi; also graphviz, gdb for those tools,
@@ -50,8 +51,21 @@ config.substitutions.append(("%rtlib", "-L%s -lsgrt -lm -lpthread" % lib))
 config.substitutions.append(("%libsgc", "-L%s -lsgc -lsgrt %s -lm -lpthread"
                              % (lib, " ".join(_llvm_config("--ldflags", "--libs")))))
 # Debian's python3 (not a pyenv shim on PATH) with the build tree's sgc module.
-config.substitutions.append(("%python", "env PYTHONPATH=%s /usr/bin/python3"
-                             % os.path.join(build, "python")))
+# %pysgc is the same for a script that imports sgc under make check-asan
+# too: the sanitized libsgc.so needs its runtimes loaded first, and Python's
+# own allocations live to its exit, so leaks are not checked there (the C
+# tests check libsgc's). A test that runs sgc itself keeps %python, so that
+# the sanitized compiler it runs checks its leaks.
+pythonpath = os.path.join(build, "python")
+pysgc = "env PYTHONPATH=%s /usr/bin/python3" % pythonpath
+if os.environ.get("SGC_TEST_SAN"):
+    def _runtime(name):
+        return subprocess.check_output(["cc", "-print-file-name=" + name], text=True).strip()
+    pysgc = ("env PYTHONPATH=%s LD_PRELOAD=%s:%s "
+             "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 /usr/bin/python3"
+             % (pythonpath, _runtime("libasan.so"), _runtime("libubsan.so")))
+config.substitutions.append(("%pysgc", pysgc))
+config.substitutions.append(("%python", "env PYTHONPATH=%s /usr/bin/python3" % pythonpath))
 config.substitutions.append(("%drivers", drivers))
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
 config.substitutions.append(("%root", root))

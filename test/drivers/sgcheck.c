@@ -463,7 +463,7 @@ int main(int argc, char **argv) {
         }
       }
     }
-    return sgt_finish();
+    goto done;
   }
 
   for (int l = 0; l < nlevels; l++) {
@@ -557,6 +557,7 @@ int main(int argc, char **argv) {
     check_close(what, got, &want, 1e-9);
     free(want.data);
   }
+done:
   for (int l = 0; l < nlevels; l++) {
     for (int r = 0; r < fs.nresults; r++)
       free(levels[l].fout[r].data);

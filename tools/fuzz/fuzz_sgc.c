@@ -33,6 +33,7 @@
 #include "../../driver/pipeline.h"
 #include "../../frontend/ast.h"
 #include "../../frontend/lower.h"
+#include "../../ir/util.h"
 #if SGC_FUZZ_LLVM
 #include "../../codegen/cg.h"
 #endif
@@ -137,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!started) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+    pthread_attr_setstacksize(&attr, IR_BIG_STACK);
     if (pthread_create(&tid, &attr, worker, NULL) != 0)
       abort();
     pthread_attr_destroy(&attr);
