@@ -607,6 +607,12 @@ Inst *ir_along(Builder *b, Op op, Inst *x, int axis) {
   return build(b, op, &x, 1, proto);
 }
 
+Inst *ir_along2(Builder *b, Op op, Inst *x, Inst *v, int axis) {
+  Inst proto = {0}, *args[2] = {x, v};
+  proto.axes = 1u << axis;
+  return build(b, op, args, 2, proto);
+}
+
 Inst *ir_polygamma(Builder *b, int order, Inst *x) {
   Inst proto = {0};
   proto.index = order;

@@ -327,6 +327,8 @@ Inst *ir_count(Builder *b, const Type *x, unsigned axes, DType dt);
 Inst *ir_size_value(Builder *b, Dim d); /* the i32 scalar d (a count) */
 /* An op along one axis (ops.def F_AXIS: prod, prod_others, cumsum, ...). */
 Inst *ir_along(Builder *b, Op op, Inst *x, int axis);
+/* The same for the ops along one axis of two operands (prod_pairs_lo/hi). */
+Inst *ir_along2(Builder *b, Op op, Inst *x, Inst *v, int axis);
 Inst *ir_polygamma(Builder *b, int order, Inst *x);
 /* xs[0..n) joined along `axis` into type t (the lengths' sum on axis). */
 Inst *ir_concat(Builder *b, Inst **xs, int n, int axis, const Type *t);

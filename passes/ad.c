@@ -269,15 +269,28 @@ static void ad_prod(AD *a, Inst *y, Inst *g) {
   Inst *others = ir_along(B, OP_prod_others, X, ad_axis_of(y));
   contribute(a, X, chain(a, ad_spread(B, g, &X->type, y->axes), others));
 }
-/* Its derivative (prod's second) would take the products of all but two:
- * not implemented, and never a wrong number: an error at the prod. */
+/* Its derivative (prod's second) along g: at j, the sum over i != j of
+ * g[i] times the product of all but x[i] and x[j] (ad_prod_pairs_sum). */
 static void ad_prod_others(AD *a, Inst *y, Inst *g) {
-  (void)g;
-  ad_prod_second_order(a->b.m, y->loc);
+  contribute(a, X, ad_prod_pairs_sum(B, X, g, ad_axis_of(y)));
 }
-void ad_prod_second_order(Module *m, Loc loc) {
-  ir_error(m, loc, "the second derivative of 'prod' is not implemented (prod is differentiated "
-                   "once); for positive values write exp(sum(log(x)))");
+Inst *ad_prod_pairs_sum(Builder *b, Inst *x, Inst *v, int axis) {
+  return ir_binary(b, OP_add, ir_along2(b, OP_prod_pairs_lo, x, v, axis),
+                   ir_along2(b, OP_prod_pairs_hi, x, v, axis));
+}
+/* prod_pairs_lo/hi are linear in v, and lo's transpose is hi (the matrix
+ * of the products of all but two is symmetric); their derivative along x
+ * (prod's third) is not implemented: an error at the op, never a wrong
+ * number. */
+static void ad_prod_pairs(AD *a, Inst *y, Inst *g) {
+  if (X->active)
+    ad_prod_third_order(a->b.m, y->loc);
+  Op t = y->op == OP_prod_pairs_lo ? OP_prod_pairs_hi : OP_prod_pairs_lo;
+  contribute(a, Y2, ir_along2(B, t, X, g, ad_axis_of(y)));
+}
+void ad_prod_third_order(Module *m, Loc loc) {
+  ir_error(m, loc, "the third derivative of 'prod' is not implemented (prod is differentiated "
+                   "twice at most); for positive values write exp(sum(log(x)))");
 }
 static void ad_cumsum(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_along(B, OP_rcumsum, g, ad_axis_of(y))); }
 static void ad_rcumsum(AD *a, Inst *y, Inst *g) { contribute(a, X, ir_along(B, OP_cumsum, g, ad_axis_of(y))); }

@@ -39,8 +39,11 @@ Inst *ad_spread(Builder *b, Inst *v, const Type *x, unsigned axes);
 Inst *ad_partial(Builder *b, Inst *y, int k);
 /* The one axis an F_AXIS op works along. */
 static inline int ad_axis_of(const Inst *y) { return __builtin_ctz(y->axes); }
-/* prod's second derivative is not implemented: report it at loc (both
- * directions reach it, prod_others having no derivative). */
-void ad_prod_second_order(Module *m, Loc loc);
+/* prod_others' derivative along v: prod_pairs_lo + prod_pairs_hi of (x, v)
+ * (both directions). */
+Inst *ad_prod_pairs_sum(Builder *b, Inst *x, Inst *v, int axis);
+/* prod's third derivative is not implemented: report it at loc (both
+ * directions reach it, prod_pairs having no derivative along x). */
+void ad_prod_third_order(Module *m, Loc loc);
 
 #endif

@@ -201,10 +201,16 @@ static Inst *tg_prod(TG *t, Inst *y, Inst *const *d) {
   Inst *others = ir_along(B, OP_prod_others, X, ad_axis_of(y));
   return ir_reduce(B, OP_sum, chain(t, d[0], others), y->axes);
 }
+/* prod_others: the same products of all but two as its adjoint. */
 static Inst *tg_prod_others(TG *t, Inst *y, Inst *const *d) {
-  (void)d;
-  ad_prod_second_order(t->b.m, y->loc);
-  return NULL;
+  return ad_prod_pairs_sum(B, X, d[0], ad_axis_of(y));
+}
+/* prod_pairs_lo/hi: linear in v; along x (prod's third derivative) the
+ * error of the adjoint. */
+static Inst *tg_prod_pairs(TG *t, Inst *y, Inst *const *d) {
+  if (d[0])
+    ad_prod_third_order(t->b.m, y->loc);
+  return d[1] ? ir_along2(B, y->op, X, d[1], ad_axis_of(y)) : NULL;
 }
 /* concat: the tangents joined the same way, zeros for the operands that
  * have none. */
