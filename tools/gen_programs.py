@@ -16,6 +16,10 @@ What a program contains:
     without axis=, matmul, transpose, reshape, broadcast, select over
     comparisons, && || !, zeros_like/ones_like, zeros/ones/full/arange,
     f32/f64/i32 casts (from bool too), sizes as i32 values, stop_gradient,
+    version 3's operations (feature "v3ops"; each also by its own name):
+    tan asin acos atan sinh cosh log2 log10 erf lgamma atan2 clip in their
+    domains ("v3fn", V3_GUARDED), prod and logsumexp with and without
+    axis=, softmax, log_softmax and cumsum along an axis, concat and stack,
     const parameters, calls of helpers (sizes bound per call, several
     results bound by `let (a, b) = h(...)`), the transforms of helpers
     (version 3: grad, jvp, jacobian, hessian and jvp(grad(h, wrt=p), wrt=q),
@@ -95,6 +99,7 @@ writes DIR/prog-K.sg (or prints one program to stdout without --out).
 """
 
 import argparse
+import math
 import os
 import random
 import re
@@ -116,9 +121,9 @@ class Op:
     its meaning over NumPy arrays (np passed in)."""
 
     def __init__(self, name, ev, smooth=False, kink=False, dtypes=("f32", "f64"), fmt=None,
-                 weight=1.0):
+                 weight=1.0, v3=False):
         self.name, self.ev, self.smooth, self.kink = name, ev, smooth, kink
-        self.dtypes, self.fmt, self.weight = dtypes, fmt, weight
+        self.dtypes, self.fmt, self.weight, self.v3 = dtypes, fmt, weight, v3
 
 
 def _ops(*ops):
@@ -148,7 +153,33 @@ UNARY = _ops(
     Op("floor", lambda np, x: np.floor(x), kink=True),
     Op("ceil", lambda np, x: np.ceil(x), kink=True),
     Op("round", lambda np, x: np.round(x), kink=True),
+    # version 3 (spec section 6): made only through V3_GUARDED
+    Op("tan", lambda np, x: np.tan(x), v3=True),
+    Op("asin", lambda np, x: np.arcsin(x), v3=True),
+    Op("acos", lambda np, x: np.arccos(x), v3=True),
+    Op("atan", lambda np, x: np.arctan(x), v3=True),
+    Op("sinh", lambda np, x: np.sinh(x), v3=True),
+    Op("cosh", lambda np, x: np.cosh(x), v3=True),
+    Op("log2", lambda np, x: np.log2(x), v3=True),
+    Op("log10", lambda np, x: np.log10(x), v3=True),
+    Op("erf", lambda np, x: np.vectorize(math.erf, otypes=[np.float64])(x), v3=True),
+    Op("lgamma", lambda np, x: np.vectorize(math.lgamma, otypes=[np.float64])(x), v3=True),
 )
+# The version 3 functions of more than one operand, for templates.
+FUNCS = _ops(
+    Op("atan2", lambda np, y, x: np.arctan2(y, x), v3=True),
+    Op("clip", lambda np, x, lo, hi: np.minimum(np.maximum(x, lo), hi), kink=True, v3=True),
+)
+# Version 3's functions with arguments in their domains, away from poles
+# and overflow (feature "v3fn"): (pattern, has a kink).
+V3_GUARDED = [("tan(tanh({}))", False), ("asin(0.9 * tanh({}))", False),
+              ("acos(0.9 * tanh({}))", False), ("atan({})", False), ("sinh(tanh({}))", False),
+              ("cosh(tanh({}))", False), ("log2(1 + square({}))", False),
+              ("log10(1 + square({}))", False), ("erf({})", False),
+              ("lgamma(1 + square({}))", False), ("lgamma(0.5 + sigmoid({}))", False),
+              ("atan2(sin({0}), 1.5 + square({0}))", False), ("clip({}, -0.5, 0.75)", True)]
+# Version 3's ops along an axis that keep the shape (feature of each name).
+ALONG = ["softmax", "log_softmax", "cumsum"]
 # Smooth and defined everywhere, whatever the argument: {} is the argument.
 GUARDED_UNARY = ["exp(tanh({}))", "log(1 + square({}))", "log1p(square({}))",
                  "sqrt(1 + square({}))", "rsqrt(2 + square({}))", "expm1(tanh({}))",
@@ -174,6 +205,8 @@ REDUCE = _ops(
     Op("mean", None, smooth=True),
     Op("max", None, kink=True, dtypes=("f32", "f64", "i32")),
     Op("min", None, kink=True, dtypes=("f32", "f64", "i32")),
+    Op("prod", None, smooth=True, v3=True),  # of (1 + 0.5 * tanh(x)): no overflow
+    Op("logsumexp", None, smooth=True, v3=True),
 )
 
 
@@ -308,8 +341,10 @@ def show(e, clean=False):
         return "(%s %s %s)" % (a[0], at["f"], a[1])
     if op == "reduce":
         return "%s(%s%s)" % (at["f"], a[0], "" if at["axis"] is None else ", axis=%d" % at["axis"])
-    if op == "arg":
+    if op in ("arg", "along"):
         return "%s(%s%s)" % (at["f"], a[0], "" if at["axis"] is None else ", axis=%d" % at["axis"])
+    if op in ("concat", "stack"):
+        return "%s(%s, axis=%d)" % (op, ", ".join(a), at["axis"])
     if op == "matmul":
         return "(%s @ %s)" % (a[0], a[1])
     if op == "transpose":
@@ -1012,6 +1047,11 @@ class Gen:
             a = self.expr(ty, depth, frozen)
             f = self.r.choice(["abs", "sign", "neg"])
             return E("neg", [a], ty, False) if f == "neg" else E("unary", [a], ty, False, f=f)
+        if self.on("v3ops") and self.on("v3fn") and self.chance(0.25):
+            fmt, kink = self.r.choice(V3_GUARDED)
+            a = self.expr(ty, depth, frozen or (kink and self.smooth))
+            self.use("v3fn")
+            return E("template", [a], ty, a.live, fmt=fmt)
         if self.smooth:
             if self.chance(0.2):
                 a = self.expr(ty, depth, True)
@@ -1027,7 +1067,7 @@ class Gen:
             return E("template", [a], ty, a.live, fmt=self.r.choice(GUARDED_UNARY))
         ops = [o.name for o in UNARY.values() if ty.dtype in o.dtypes and
                (o.smooth or not self.smooth)]
-        return E("unary", [a], ty, a.live, f=self.r.choice(ops))
+        return E("unary", [a], ty, a.live, f=self.r.choice([o for o in ops if not UNARY[o].v3]))
 
     def binary(self, ty, depth, frozen):
         if ty.dtype == "i32":
@@ -1081,7 +1121,10 @@ class Gen:
     def reduction(self, ty, depth, frozen):
         if ty.dtype == "bool":
             return None
-        ops = [o for o in REDUCE.values() if ty.dtype in o.dtypes]
+        ops = [o for o in REDUCE.values() if ty.dtype in o.dtypes and not o.v3]
+        v3 = [o.name for o in REDUCE.values() if o.v3 and ty.dtype in o.dtypes and self.on(o.name)]
+        if v3 and self.on("v3ops") and self.chance(0.3):
+            return self.v3_reduction(ty, depth, frozen, self.r.choice(v3))
         kinky = self.chance(0.3)
         op = self.r.choice([o.name for o in ops if o.kink == kinky])
         fz = frozen or (kinky and self.smooth)
@@ -1096,6 +1139,69 @@ class Gen:
         a = self.expr(ty.with_dims(dims), depth, fz)
         axis = pos - len(dims) if self.chance(0.3) else pos
         return E("reduce", [a], ty, live_out(a), f=op, axis=axis)
+
+    def v3_reduction(self, ty, depth, frozen, op):
+        """prod (of values in (0.5, 1.5): no overflow) or logsumexp, over
+        all axes or one."""
+        if ty.rank == 0 and self.chance(0.5):
+            dims, axis = self.some_dims(ty.dtype) or (self.some_size(),), None
+        elif ty.rank >= 3:
+            return None
+        else:
+            pos = self.r.randint(0, ty.rank)
+            dims = ty.dims[:pos] + (self.some_size(),) + ty.dims[pos:]
+            axis = pos - len(dims) if self.chance(0.3) else pos
+        a = self.expr(ty.with_dims(dims), depth, frozen)
+        if op == "prod":
+            a = E("template", [a], a.ty, a.live, fmt="(1 + 0.5 * tanh({}))")
+        self.use(op)
+        return E("reduce", [a], ty, a.live, f=op, axis=axis)
+
+    def along(self, ty, depth, frozen):
+        """softmax, log_softmax (float) or cumsum (also i32) along one axis,
+        by default the last."""
+        fs = [f for f in ALONG if self.on(f) and (ty.is_float or f == "cumsum")]
+        if not ty.rank or ty.dtype == "bool" or not fs:
+            return None
+        f = self.r.choice(fs)
+        a = self.expr(ty, depth, frozen)
+        k = self.r.randrange(ty.rank)
+        axis = None if k == ty.rank - 1 and self.chance(0.4) else k - ty.rank if self.chance(
+            0.3) else k
+        self.use(f)
+        return E("along", [a], ty, a.live, f=f, axis=axis)
+
+    def concat(self, ty, depth, frozen):
+        """concat of two or three pieces along one axis: a piece of 1 or 2
+        (or of a third literal size), the rest of the length."""
+        if not ty.rank or ty.dtype == "bool" or not self.on("concat"):
+            return None
+        k = self.r.randrange(ty.rank)
+        sizes = [self.r.choice([1, 2])]
+        if self.chance(0.3):
+            sizes.append(1)
+        rest = self.shrink(ty.dims[k], sum(sizes))
+        if rest is None:
+            return None
+        sizes.append(rest)
+        self.r.shuffle(sizes)
+        args = [self.expr(ty.with_dims(ty.dims[:k] + (c,) + ty.dims[k + 1:]), depth, frozen)
+                for c in sizes]
+        self.use("concat")
+        return E("concat", args, ty, any(a.live for a in args),
+                 axis=k - ty.rank if self.chance(0.3) else k)
+
+    def stack(self, ty, depth, frozen):
+        """stack of L values along an axis of literal length L (1 to 3)."""
+        ks = [k for k, d in enumerate(ty.dims) if isinstance(d, int) and 1 <= d <= 3]
+        if not ks or ty.dtype == "bool" or not self.on("stack"):
+            return None
+        k = self.r.choice(ks)
+        part = ty.with_dims(ty.dims[:k] + ty.dims[k + 1:])
+        args = [self.expr(part, depth, frozen) for _ in range(ty.dims[k])]
+        self.use("stack")
+        return E("stack", args, ty, any(a.live for a in args),
+                 axis=k - ty.rank if self.chance(0.3) else k)
 
     def matmul_shapes(self, ty):
         """Operand shapes of a product of type ty (rank 2 at most), over a
@@ -1796,6 +1902,8 @@ EXPR_MAKERS = [
     (Gen.indexing, 2.5, "index", F + I), (Gen.take, 0.6, "gather", F + I),
     (Gen.ctor, 0.5, None, F + I), (Gen.random, 0.4, "random", F + I),
     (Gen.argminmax, 1, "i32", I),
+    (Gen.along, 0.6, "v3ops", F + I), (Gen.concat, 0.5, "v3ops", F + I),
+    (Gen.stack, 0.4, "v3ops", F + I),
 ]
 
 

@@ -367,6 +367,7 @@ def template_ns(dtype):
     ns = {name: (lambda op: lambda *a: op.ev(np, *a))(op) for name, op in G.UNARY.items()}
     ns.update({name: (lambda op: lambda *a: op.ev(np, *a))(op) for name, op in G.BINARY.items()
                if name.isalpha()})
+    ns.update({name: (lambda op: lambda *a: op.ev(np, *a))(op) for name, op in G.FUNCS.items()})
     ns["L"] = lambda v: np.asarray(v, dtype)
     return ns
 
@@ -417,6 +418,11 @@ def ev_reduce(it, e, env):
     axes = tuple(range(x.ndim)) if axis is None else (axis % max(x.ndim, 1),)
     if x.ndim == 0:
         return x
+    if f == "prod":
+        return np.prod(x, axis=axes).astype(x.dtype)
+    if f == "logsumexp":  # the spec's formula: m + log(sum(exp(x - m))), m = max(x)
+        m = ev_max(x, axes, keepdims=True)
+        return (np.squeeze(m, axes) + np.log(np.sum(np.exp(x - m), axis=axes))).astype(x.dtype)
     if f == "sum":
         return np.sum(x, axis=axes).astype(x.dtype)
     if f == "mean":
@@ -429,6 +435,27 @@ def ev_reduce(it, e, env):
             return np.full(shape, I32_MIN if f == "max" else I32_MAX, np.int32)
         return np.full(shape, -np.inf if f == "max" else np.inf, x.dtype)
     return (np.max if f == "max" else np.min)(x, axis=axes)
+
+
+def ev_max(x, axes, keepdims=False):
+    """max over axes, -inf over nothing (floats)."""
+    if any(x.shape[a] == 0 for a in axes):
+        shape = [1 if i in axes else s for i, s in enumerate(x.shape)]
+        m = np.full(shape, -np.inf, x.dtype)
+        return m if keepdims else np.squeeze(m, axes)
+    return np.max(x, axis=axes, keepdims=keepdims)
+
+
+def ev_along(it, e, env):
+    """softmax, log_softmax (stable: the max subtracted) and cumsum along
+    one axis, by default the last."""
+    (x,) = it.args(e, env)
+    axis = (-1 if e.at["axis"] is None else e.at["axis"]) % x.ndim
+    if e.at["f"] == "cumsum":
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+    z = x - ev_max(x, (axis,), keepdims=True)
+    s = np.sum(np.exp(z), axis=axis, keepdims=True)
+    return (np.exp(z) / s if e.at["f"] == "softmax" else z - np.log(s)).astype(x.dtype)
 
 
 def ev_arg(it, e, env):
@@ -769,6 +796,9 @@ EVAL = {
     "logic": ev_logic,
     "reduce": ev_reduce,
     "arg": ev_arg,
+    "along": ev_along,
+    "concat": lambda it, e, env: np.concatenate(it.args(e, env), axis=e.at["axis"]),
+    "stack": lambda it, e, env: np.stack(it.args(e, env), axis=e.at["axis"]),
     "matmul": lambda it, e, env: np.matmul(*it.args(e, env)),
     "transpose": ev_transpose,
     "reshape": lambda it, e, env: np.reshape(it.eval(e.args[0], env), shape_of(e, env)),
