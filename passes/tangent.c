@@ -170,11 +170,14 @@ static Inst *tg_select(TG *t, Inst *y, Inst *const *d) {
   return ir_select(B, X, a, d[2] ? d[2] : K(t, y, 0));
 }
 /* max/min reductions: the mean of the tangents of the elements equal to
- * the result (the adjoint splits g evenly among them). */
+ * the result (the adjoint splits g evenly among them). Where none is equal
+ * (an empty axis, or a NaN result) the adjoint gives nothing to anyone, so
+ * the tangent is 0: the count is taken as at least 1, not 0/0. */
 static Inst *tg_maxmin(TG *t, Inst *y, Inst *const *d) {
   Inst *hit = ir_binary(B, OP_eq, X, ad_spread(B, y, &X->type, y->axes));
   Inst *z = K(t, X, 0);
   Inst *cnt = ir_reduce(B, OP_sum, ir_select(B, hit, K(t, X, 1), z), y->axes);
+  cnt = ir_binary(B, OP_maximum, cnt, K(t, cnt, 1));
   Inst *picked = ir_reduce(B, OP_sum, ir_select(B, hit, d[0], z), y->axes);
   return ir_binary(B, OP_div, picked, cnt);
 }

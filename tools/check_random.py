@@ -107,8 +107,6 @@ ALLOWED = [
 # () for any program, regular expression). Remove an entry when its fix
 # lands.
 KNOWN = [
-    ("findings-28 F7: the tangent of a max/min reduction over an empty axis is NaN (deriv29)",
-     (), r"by forward mode \(columns.* differ at element \d+: nan vs (?!nan)"),
     ("findings-28 F8: a division by zero or an index in a value a transform's derivative does "
      "not need is not checked", ("grad", "jvp", "jacobian", "hessian", "jvp_grad"),
      r"returned 0, expected 7 \(SG_ERR_INDEX: (integer division by zero|index -?\d+ out of range)"),
