@@ -106,11 +106,7 @@ ALLOWED = [
 # from new findings (what, constructs one of which the program must use, or
 # () for any program, regular expression). Remove an entry when its fix
 # lands.
-KNOWN = [
-    ("findings-28 F8: a division by zero or an index in a value a transform's derivative does "
-     "not need is not checked", ("grad", "jvp", "jacobian", "hessian", "jvp_grad"),
-     r"returned 0, expected 7 \(SG_ERR_INDEX: (integer division by zero|index -?\d+ out of range)"),
-]
+KNOWN = []
 
 
 class Finding(Exception):
