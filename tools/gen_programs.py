@@ -147,7 +147,7 @@ UNARY = _ops(
                                          np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x)))),
        smooth=True),
     Op("softplus", lambda np, x: np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))), smooth=True),
-    Op("relu", lambda np, x: np.where(x < 0, 0 * x, x), kink=True),
+    Op("relu", lambda np, x: np.where(x < 0, np.zeros_like(x), x), kink=True),  # +0, also at -inf
     Op("abs", lambda np, x: np.abs(x), kink=True, dtypes=("f32", "f64", "i32")),
     Op("sign", lambda np, x: np.sign(x), kink=True, dtypes=("f32", "f64", "i32")),
     Op("floor", lambda np, x: np.floor(x), kink=True),

@@ -236,6 +236,14 @@ class Interp:
     def args(self, e, env):
         return [self.eval(a, env) for a in e.args]
 
+    def in_fd(self):
+        """Whether this run is one of a transform's central differences
+        (class Fd). There an exact tie of max/min (ones(...) as an argument
+        makes them) is a point where the spec's rule splits the derivative
+        among the tied elements, while every one-sided difference along a
+        coordinate can be 0: the result is fragile."""
+        return self.record is not None or self.replay is not None
+
     def near(self, a, b):
         """Whether a decision between a and b could go the other way in
         the compiled code (float values within rounding, not equal)."""
@@ -384,6 +392,8 @@ def ev_template(it, e, env):
 
 def ev_binary(it, e, env):
     a, b = it.args(e, env)
+    if e.at["f"] in ("maximum", "minimum") and it.in_fd() and np.any(np.equal(a, b)):
+        it.fragile = True  # a tie: see Interp.in_fd
     return G.BINARY[e.at["f"]].ev(np, a, b)
 
 
@@ -434,7 +444,11 @@ def ev_reduce(it, e, env):
         if x.dtype == np.int32:
             return np.full(shape, I32_MIN if f == "max" else I32_MAX, np.int32)
         return np.full(shape, -np.inf if f == "max" else np.inf, x.dtype)
-    return (np.max if f == "max" else np.min)(x, axis=axes)
+    top = (np.max if f == "max" else np.min)(x, axis=axes)
+    if x.dtype != np.int32 and it.in_fd():
+        ties = np.sum(x == np.expand_dims(top, axes), axis=axes)
+        it.fragile |= bool(np.any(ties > 1))  # see Interp.in_fd
+    return top
 
 
 def ev_max(x, axes, keepdims=False):
