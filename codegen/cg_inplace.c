@@ -108,8 +108,11 @@ static bool owns_memory(Body *B, const Inst *v, const Inst *i, bool *upd) {
   if (v->op == OP_param) /* the caller's, and immutable */
     return false;
   Slot *s = cg_slot(B, v);
+  /* a view (a row slice, cg_memory.c) or a reshape points into another
+   * value's memory, maybe a parameter's: writing it would change that */
   if (v->parent != i->parent || !(s->has_buf || (v->op != OP_arg && upd[v->id])) ||
-      s->acc_into || s->by_products || v->op == OP_reshape || v->op == OP_proj || v->nregions)
+      s->acc_into || s->by_products || s->view || v->op == OP_reshape || v->op == OP_proj ||
+      v->nregions)
     return false;
   if (v->op == OP_arg) /* loop state: i must be its yield, once */
     return cg_region_keeps(v, i);
