@@ -227,6 +227,16 @@ static LLVMValueRef scalar_of(Body *B, const Inst *v) {
   return cg_eval(B, v, &z);
 }
 
+void cg_check_slice_once(Body *B, const Inst *v) {
+  if (v->op != OP_slice && v->op != OP_unslice)
+    return;
+  const Inst *data = v->args[0];
+  int k = __builtin_ctz(v->axes);
+  Dim axis = v->op == OP_slice ? data->type.dim[k] : v->type.dim[k];
+  Dim len = v->op == OP_slice ? v->type.dim[k] : data->type.dim[k];
+  slice_start(B, v, scalar_of(B, v->args[1]), cg_dim(B, axis), cg_dim(B, len));
+}
+
 /* Is reading an element of v a load (v in memory, or a reshape of it)? */
 static bool reads_memory(Body *B, const Inst *v) {
   if (v->op == OP_param || cg_slot(B, v)->has_buf)

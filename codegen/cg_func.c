@@ -398,6 +398,7 @@ static void fill_rows_version(Body *B, Fill *f, LLVMValueRef rows, bool on) {
 static void emit_fill(Body *B, const Inst *v, LLVMValueRef buf) {
   Fill f = {v, buf, true};
   const Type *t = &v->type;
+  cg_check_slice_once(B, v);
   if (flat_def_ok(B, v) || t->rank <= 1) {
     LLVMValueRef n = numel(B, t, 0, t->rank);
     fill_version(B, &f, n, cg_par_worth(B, n));

@@ -391,6 +391,10 @@ LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem);
  * of `size`, checked as slice and unslice check it (SG_ERR_INDEX at `at`). */
 LLVMValueRef cg_slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size,
                             LLVMValueRef len);
+/* A slice's or unslice's start checked before the loop that computes it:
+ * inside, it is checked at every element, and an empty result has none
+ * (spec 6: reported whether or not a value is used or has elements). */
+void cg_check_slice_once(Body *B, const Inst *v);
 /* The position (i64) of raw i32 index `raw` of an axis of `size`, counted
  * from the end when negative, checked as gather checks it. */
 LLVMValueRef cg_checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size);
