@@ -186,6 +186,7 @@ typedef struct CgStrategy {
 struct CgKernel {
   const CgStrategy *st;
   Inst *head;  /* emitted where it stands */
+  Inst *first; /* its first member: the head, or an online group's plain sum before it */
   Inst *last;  /* its last member, in head's block */
   void *data;  /* the strategy's own */
 };

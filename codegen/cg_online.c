@@ -41,6 +41,10 @@
  * -inf), rescales skip partial sums that are exactly 0, and when the max
  * is -inf the shifted sums are NaN (as x - m is); NaN and +inf give NaN.
  *
+ * A plain sum before the max joins the group too when nothing reads it
+ * before the max (sum(y) * logsumexp(z): the lowering puts the max after
+ * sum(y)), so the written-out and the logsumexp forms read memory once.
+ *
  * By rows: a max along the last axis of an [n, k] operand with a literal k
  * of at least ONLINE_ROW_MIN, and the row sums it shifts, the same way row
  * by row (results stored at the row); the pool splits the rows.
@@ -174,12 +178,26 @@ static bool ready(Form *F, const Inst *v) {
 
 static bool float_type(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 
-/* Takes the sums after max m (at i) that fit; returns how many. */
-static int take_members(Form *F) {
+/* Is every reader of v after the group's head (where the group, computing
+ * v, is emitted)? */
+static bool read_after_head(Form *F, const Inst *v) {
+  PtrVec *us = &F->users[v->id];
+  for (int k = 0; k < us->len; k++)
+    if (((const Inst *)us->data[k])->id < F->head->id)
+      return false;
+  return true;
+}
+
+/* Takes the sums that fit: those after max m, and those before it that
+ * nothing reads before it (plain ones: sum(y) * logsumexp(z), whose
+ * lowering puts the max after sum(y)); returns how many are shifted. */
+static int take_members(Form *F, Inst *first) {
   Body *B = F->B;
   int taken = 0, shifted = 0;
-  for (Inst *j = F->head->next; j && taken < ONLINE_MAX_MEMBERS; j = j->next) {
+  for (Inst *j = first; j && taken < ONLINE_MAX_MEMBERS; j = j->next) {
     Slot *s = cg_slot(B, j);
+    if (j == F->head || (j->id < F->head->id && (s->online >= 0 || !read_after_head(F, j))))
+      continue;
     if (j->op != OP_sum || j->type.rank != F->m->type.rank || j->axes != F->m->axes || !s->has_buf ||
         s->rows >= 0 || s->acc_into ||
         s->by_products || s->inplace_of || !ir_shape_eq(&j->args[0]->type, &F->x->type))
@@ -247,11 +265,11 @@ static void cg_online_form(Body *B, int n) {
             vec_push(&users[u->args[k]->id], u);
     }
     Form F = {B, i, i->args[0], i, (const Inst *const *)f->results, f->nresults, users, {0}, seen, dep, 0};
-    if (take_members(&F) > 0) {
+    if (take_members(&F, f->first) > 0) {
       s->online = i->id;
       s->okind = OK_MAX;
     } else { /* only plain sums: the loop groups do as well */
-      for (Inst *j = i->next; j; j = j->next)
+      for (Inst *j = f->first; j; j = j->next)
         if (cg_slot(B, j)->online == i->id)
           cg_slot(B, j)->online = -1;
     }
@@ -665,11 +683,11 @@ static void rows_version(Body *B, Online *o, bool on) {
     cg_par_end(B, &par);
 }
 
-static void cg_online_emit(Body *B, Inst *head) {
+static void cg_online_emit(Body *B, Inst *head, Inst *first) {
   Cg *g = B->g;
   Online o = {.m = head, .d = g->f64};
   o.t = cg_elem_type(g, head->type.dtype);
-  for (Inst *j = head->next; j; j = j->next)
+  for (Inst *j = first; j; j = j->next) /* (plain sums may come before the max) */
     if (cg_slot(B, j)->online == head->id && j != head)
       o.mem[o.nmem++] = j;
   LLVMValueRef n = cg_numel(B, &head->args[0]->type);
@@ -726,13 +744,13 @@ static void online_recognize(Body *B, Inst *first) {
     if (hs->online != h->id || hs->okind != OK_MAX)
       continue;
     int k = cg_kernel_new(B, &cg_online_strategy, h);
-    for (Inst *i = h; i; i = i->next)
+    for (Inst *i = first; i; i = i->next)
       if (cg_slot(B, i)->online == h->id)
         cg_kernel_add(B, k, i, cg_slot(B, i)->okind, CG_IN_MEMORY);
   }
 }
 
-static void online_emit(Body *B, CgKernel *k) { cg_online_emit(B, k->head); }
+static void online_emit(Body *B, CgKernel *k) { cg_online_emit(B, k->head, k->first); }
 
 static const char *const online_roles[] = {[OK_PLAIN] = "plain", [OK_EXP] = "exp", [OK_LIN] = "lin",
                                            [OK_MAX] = "max"};

@@ -37,7 +37,7 @@ int cg_kernel_new(Body *B, const CgStrategy *st, Inst *head) {
   if (B->nkernels % 64 == 0)
     B->kernels = xrealloc(B->kernels, sizeof(CgKernel) * (size_t)(B->nkernels + 64));
   int k = B->nkernels++;
-  B->kernels[k] = (CgKernel){st, head, head, NULL};
+  B->kernels[k] = (CgKernel){st, head, head, head, NULL};
   return k;
 }
 
@@ -46,6 +46,8 @@ void cg_kernel_add(Body *B, int k, Inst *v, int role, CgLives lives) {
   B->member[v->id] = (CgMember){role, 0, lives};
   if (v->id > B->kernels[k].last->id)
     B->kernels[k].last = v;
+  if (v->id < B->kernels[k].first->id)
+    B->kernels[k].first = v;
 }
 
 CgKernel *cg_kernel_of(Body *B, const Inst *v) {
@@ -104,7 +106,7 @@ void cg_plan_value(const Inst *v, FILE *out) {
 
 void cg_plan_members(Body *B, const CgKernel *k, FILE *out) {
   int id = (int)(k - B->kernels);
-  for (Inst *i = k->head; i; i = i->next) {
+  for (Inst *i = k->first; i; i = i->next) {
     if (cg_slot(B, i)->kernel == id) {
       const CgMember *m = &B->member[i->id];
       fprintf(out, " %%%d", i->id);
