@@ -66,8 +66,6 @@ static void check_sizes(Body *B, int n) {
  * keeps LLVM's time on it in proportion. */
 enum { MATH_INLINE_MAX = 256 };
 
-static bool expands_to_math(Op op) { return (ir_ops[op].flags & F_MATH) != 0; }
-
 /* Where argument k's data is, in the body: its parameter, or for a wide
  * signature the two loads through the export's array of descriptors,
  * which nothing writes during the call (marked CG_MD_FIXED: cg_split.c
@@ -106,7 +104,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     B.has_regions = i->nregions || i->op == OP_proj;
   int nmath = 0;
   for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-    nmath += expands_to_math(i->op);
+    nmath += ir_op_is(i->op, F_MATH);
   }
   g->math_calls = nmath > MATH_INLINE_MAX;
   B.symv = xmalloc(sizeof(LLVMValueRef) * (size_t)(g->m->nsyms + 1));
@@ -136,7 +134,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
    * running out of memory. */
   bool may_fail = false;
   for (Inst *i = f->first; i; i = ir_walk_next(i))
-    may_fail |= (ir_ops[i->op].flags & F_FAILS) != 0 || i->op == OP_unloop;
+    may_fail |= ir_op_is(i->op, F_FAILS) || i->op == OP_unloop;
   for (int k = 0; k < f->nresults && !may_fail; k++) {
     Inst *v = f->results[k];
     Slot *s = cg_slot(&B, v);

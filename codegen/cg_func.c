@@ -217,7 +217,7 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
   default:
     break;
   }
-  if (!(ir_ops[v->op].flags & F_ELEM))
+  if (!ir_op_is(v->op, F_ELEM))
     die("%s has no element-wise form", ir_ops[v->op].name);
   LLVMValueRef args[3];
   for (int k = 0; k < v->nargs; k++)
@@ -262,7 +262,7 @@ static bool flat_def_ok(Body *B, const Inst *v) {
     return v->args[0]->type.rank == 0 && flat_ok(B, v->args[0]);
   if (v->op == OP_reshape)
     return flat_ok(B, v->args[0]);
-  if (v->op == OP_transpose || !(ir_ops[v->op].flags & F_ELEM))
+  if (v->op == OP_transpose || !ir_op_is(v->op, F_ELEM))
     return false;
   for (int k = 0; k < v->nargs; k++)
     if (!flat_ok(B, v->args[k]))
@@ -565,11 +565,11 @@ void cg_emit_alone(Body *B, Inst *i) {
     cg_emit_reduce(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_ARG)
     cg_emit_argreduce(B, i, s->buf);
-  else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split)
+  else if (ir_op_is(i->op, F_RANDOM))
     cg_emit_random(B, i, s->buf);
   else if (i->op == OP_concat)
     cg_emit_concat(B, i, s->buf);
-  else if (ir_ops[i->op].shape == SH_SAME && (ir_ops[i->op].flags & F_AXIS)) /* scans */
+  else if (ir_ops[i->op].shape == SH_SAME && ir_op_is(i->op, F_AXIS)) /* scans */
     cg_emit_scan(B, i, s->buf);
   else
     emit_fill(B, i, s->buf);
@@ -643,7 +643,7 @@ static void own_describe(Body *B, const CgKernel *k, FILE *out) {
   } else if (ir_ops[i->op].shape == SH_ARG) {
     fputs("arg", out);
     cg_plan_shape(B, &i->args[0]->type, out);
-  } else if (i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) {
+  } else if (ir_op_is(i->op, F_RANDOM)) {
     fputs("random", out);
     cg_plan_shape(B, &i->type, out);
   } else {

@@ -35,7 +35,7 @@ bool cg_flat_member(Body *B, const Inst *i, const Type **space) {
     *space = &i->args[0]->type;
     return true;
   }
-  if (!(ir_ops[i->op].flags & F_ELEM) || !cg_flat_def_ok(B, i))
+  if (!ir_op_is(i->op, F_ELEM) || !cg_flat_def_ok(B, i))
     return false;
   *space = &i->type;
   return true;

@@ -3,7 +3,7 @@
  *
  * A value needs memory when it is not elementwise (a reduction, a matrix
  * product, an index op's result), when several readers would each
- * recompute it (unless it is cheap: a constant, a broadcast, a view),
+ * recompute it (unless it is free, F_FREE: a constant, a broadcast, a view),
  * when a reader reads its operand from memory (a matrix product's
  * operands, the source of a transpose or reshape, a random key tensor),
  * when it is broadcast (each copy would recompute it),
@@ -20,11 +20,6 @@
 #include <string.h>
 
 #include "cg_internal.h"
-
-static bool cheap(const Inst *v) {
-  return v->op == OP_const || v->op == OP_count || v->op == OP_arange || v->op == OP_broadcast ||
-         v->op == OP_transpose || v->op == OP_reshape || v->op == OP_param;
-}
 
 /* Has v memory, or can it have some for free (a reshape of memory)? */
 static bool addressable(Body *B, const Inst *v) {
@@ -44,9 +39,9 @@ void cg_memory_plan(Body *B, int n) {
     s->rows = -1;
     s->online = -1;
     s->kernel = -1;
-    if (!(ir_ops[i->op].flags & (F_ELEM | F_INDEX)) || (i->nuses > 1 && !cheap(i)))
+    if (!ir_op_is(i->op, F_ELEM | F_INDEX) || (i->nuses > 1 && !ir_op_is(i->op, F_FREE)))
       s->has_buf = true;
-    if ((ir_ops[i->op].flags & F_FAILS) && i->nuses == 0) /* computed for its checks alone */
+    if (ir_op_is(i->op, F_FAILS) && i->nuses == 0) /* computed for its checks alone */
       s->has_buf = true;
     for (int r = 0; r < i->nregions; r++)
       for (int k = 0; k < i->regions[r].nparams; k++) {
@@ -59,7 +54,7 @@ void cg_memory_plan(Body *B, int n) {
     /* A value computed outside a loop or branch and read inside is kept
      * in memory, not recomputed on every iteration. */
     for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->op != OP_param && i->args[k]->parent != i->parent && !cheap(i->args[k]))
+      if (i->args[k]->parent != i->parent && !ir_op_is(i->args[k]->op, F_FREE))
         cg_slot(B, i->args[k])->has_buf = true;
     if (i->nregions)
       cg_region_plan(B, i);
@@ -73,10 +68,10 @@ void cg_memory_plan(Body *B, int n) {
       }
     } else if (i->op == OP_transpose || i->op == OP_reshape) {
       cg_slot(B, i->args[0])->has_buf = true;
-    } else if ((i->op == OP_uniform || i->op == OP_normal || i->op == OP_split) &&
-               i->args[0]->type.rank > 0) { /* the runtime reads a key tensor */
+    } else if (ir_op_is(i->op, F_RANDOM) && i->args[0]->type.rank > 0) {
+      /* the runtime reads a key tensor */
       cg_slot(B, i->args[0])->has_buf = true;
-    } else if (i->op == OP_broadcast && !cheap(i->args[0])) {
+    } else if (i->op == OP_broadcast && !ir_op_is(i->args[0]->op, F_FREE)) {
       cg_slot(B, i->args[0])->has_buf = true;
     }
   }
@@ -116,7 +111,7 @@ void cg_memory_plan(Body *B, int n) {
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k]->op != OP_param && !cg_slot(B, i->args[k])->has_buf)
         size += (intptr_t)i->args[k]->aux;
-    if (size > MAX_FUSED && (ir_ops[i->op].flags & F_ELEM)) {
+    if (size > MAX_FUSED && ir_op_is(i->op, F_ELEM)) {
       cg_slot(B, i)->has_buf = true;
       size = 1;
     }

@@ -70,7 +70,7 @@ static int kind_of(Body *B, const Inst *v, const Type **space) {
     *space = t;
     return v->axes == 2u ? RK_ROWRED : v->axes == 3u ? RK_FULLRED : v->axes == 1u ? RK_COLRED : RK_NONE;
   }
-  if ((ir_ops[v->op].flags & F_ELEM) && (v->type.rank == 2 || v->type.rank == 1)) {
+  if (ir_op_is(v->op, F_ELEM) && (v->type.rank == 2 || v->type.rank == 1)) {
     *space = &v->type;
     return v->type.rank == 2 ? RK_ELEM : RK_ROWELEM;
   }
@@ -90,11 +90,11 @@ typedef struct At {
 
 /* a is read at `at`; where are its operand `src` read? */
 static At operand_at(const Inst *a, const Inst *src, At at) {
-  At r = {at.same && (ir_ops[a->op].flags & F_ELEM), -1, at.rows_loop};
+  At r = {at.same && ir_op_is(a->op, F_ELEM), -1, at.rows_loop};
   int ax = at.rowax;
   if (ax < 0)
     return r;
-  if (ir_ops[a->op].flags & F_ELEM) {
+  if (ir_op_is(a->op, F_ELEM)) {
     r.rowax = ax;
   } else if (a->op == OP_broadcast) {
     int s = ax - (a->type.rank - src->type.rank);

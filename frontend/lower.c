@@ -415,7 +415,7 @@ bool lw_broadcast_pair(Ctx *c, Val *a, Val *b, Loc loc, const char *what) {
 Val lw_elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
   if (!lw_unify_dtypes(c, &a, &b, loc, what))
     return BAD;
-  if (a.v->type.dtype == DT_I32 && !(ir_ops[op].flags & F_INT)) {
+  if (a.v->type.dtype == DT_I32 && !ir_op_is(op, F_INT)) {
     if (op == OP_div)
       ERR(c, loc, "'/' is not defined on i32; use '//' for floor division, or convert with "
                   "f32(x) or f64(x)");
@@ -423,7 +423,7 @@ Val lw_elementwise2(Ctx *c, Op op, Val a, Val b, Loc loc, const char *what) {
       ERR(c, loc, "%s needs float operands, not i32; convert them with f32(x) or f64(x)", what);
     return BAD;
   }
-  if (ir_is_float(a.v->type.dtype) && (ir_ops[op].flags & F_INTONLY)) {
+  if (ir_is_float(a.v->type.dtype) && ir_op_is(op, F_INTONLY)) {
     ERR(c, loc, "%s needs i32 operands, not %s%s", what, ir_dtype_name(a.v->type.dtype),
         op == OP_idiv ? "; for floats write floor(a / b)" : "");
     return BAD;

@@ -285,7 +285,7 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   Val x = lw_reduce_operand(c, call, bi);
   if (!x.v)
     return BAD;
-  if ((bi->kind == B_MEAN || !(ir_ops[bi->op].flags & F_INT)) &&
+  if ((bi->kind == B_MEAN || !ir_op_is(bi->op, F_INT)) &&
       !lw_need_float(c, x, call->loc, arena_printf(c->m->arena, "'%s'", bi->name)))
     return BAD;
   int rank = x.v->type.rank, k;
@@ -294,7 +294,7 @@ static Val lower_reduce(Ctx *c, Expr *call, const struct Builtin *bi) {
   unsigned axes = k < 0 ? (1u << rank) - 1 : 1u << k;
   if (rank == 0)
     return x;
-  if ((ir_ops[bi->op].flags & F_AXIS) && k < 0) { /* one axis: of x flattened */
+  if (ir_op_is(bi->op, F_AXIS) && k < 0) { /* one axis: of x flattened */
     x.v = lw_flatten(c, x.v, call->loc);
     if (!x.v)
       return BAD;
@@ -658,12 +658,12 @@ Val lower_call(Ctx *c, Expr *e) {
       return (Val){.v = ir_const_like(&c->b, &x.v->type, bi->kind == B_ONES), .weak = x.weak, .integral = x.integral};
     if (bi->kind == B_STOP && x.weak)
       return x; /* a literal is a constant already */
-    if (bi->kind == B_UNARY && !(ir_ops[bi->op].flags & F_INT) &&
+    if (bi->kind == B_UNARY && !ir_op_is(bi->op, F_INT) &&
         !lw_need_float(c, x, e->loc, arena_printf(c->m->arena, "'%s'", name)))
       return BAD;
     /* abs and sign of integers are integers (F_INT): still able to meet an i32 */
     return (Val){.v = ir_unary(&c->b, bi->op, x.v), .weak = x.weak,
-                 .integral = x.integral && (ir_ops[bi->op].flags & F_INT), .not_arith = true};
+                 .integral = x.integral && ir_op_is(bi->op, F_INT), .not_arith = true};
   }
   case B_BINARY: {
     if (!lw_check_arity(c, e, name, 2, 2, NULL))

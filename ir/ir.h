@@ -98,7 +98,7 @@ typedef enum {
 } Op;
 
 enum { F_ELEM = 1, F_INDEX = 2, F_COMMUTE = 8, F_INT = 16, F_INTONLY = 32, F_FAILS = 64,
-       F_AXIS = 128, F_MATH = 256 };
+       F_AXIS = 128, F_MATH = 256, F_CHEAP = 512, F_FREE = 1024, F_RANDOM = 2048 };
 
 typedef enum {
   SH_GIVEN, SH_SAME, SH_CMP, SH_SELECT, SH_REDUCE, SH_TRANSPOSE, SH_MATMUL, SH_REGION,
@@ -118,6 +118,9 @@ typedef struct OpInfo {
   int flags;
 } OpInfo;
 extern const OpInfo ir_ops[OP_COUNT];
+
+/* Has op any of the properties in `flags` (ops.def's last column)? */
+static inline bool ir_op_is(Op op, int flags) { return (ir_ops[op].flags & flags) != 0; }
 
 typedef struct Function Function;
 typedef struct Inst Inst;

@@ -582,7 +582,7 @@ static void parse_attr(Parser *p, Attrs *a) {
 static bool check_form(Parser *p, Op op, const Token *optok, const Attrs *a, bool callee) {
   bool ok = true;
   const char *name = ir_ops[op].name;
-  bool reduce = ir_ops[op].shape == SH_REDUCE || (ir_ops[op].flags & F_AXIS),
+  bool reduce = ir_ops[op].shape == SH_REDUCE || ir_op_is(op, F_AXIS),
        transpose = op == OP_transpose;
   bool calls = op == OP_call || op == OP_custom; /* custom: the name alone */
   if (calls && !callee) {

@@ -101,7 +101,7 @@ static void print_inst(FILE *out, const Module *m, const Inst *i, int depth) {
     fputs(k ? ", " : " ", out);
     print_value(out, i->args[k]);
   }
-  if ((ir_ops[i->op].flags & F_AXIS) || ir_ops[i->op].shape == SH_REDUCE) {
+  if (ir_op_is(i->op, F_AXIS) || ir_ops[i->op].shape == SH_REDUCE) {
     fputc(' ', out);
     print_axes(out, i->axes);
   }

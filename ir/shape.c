@@ -302,7 +302,7 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
       return concat_type_ok(m, i, err, errlen);
     } else if (i->op == OP_update || i->op == OP_update_add) {
       return update_type_ok(m, i, err, errlen);
-    } else if (ir_ops[i->op].flags & F_AXIS) {
+    } else if (ir_op_is(i->op, F_AXIS)) {
       return index_type_ok(m, i, err, errlen);
     } else if (i->op == OP_reshape) {
       if (!ir_reshape_ok(m, &a[0]->type, &i->type) || a[0]->type.dtype != i->type.dtype)

@@ -15,7 +15,7 @@
 static bool same(const Inst *a, const Inst *b) {
   if (a->op != b->op || a->nargs != b->nargs || !ir_type_eq(&a->type, &b->type))
     return false;
-  bool direct = true, swapped = a->nargs == 2 && (ir_ops[a->op].flags & F_COMMUTE);
+  bool direct = true, swapped = a->nargs == 2 && ir_op_is(a->op, F_COMMUTE);
   for (int k = 0; k < a->nargs; k++)
     direct &= a->args[k] == b->args[k];
   if (swapped)

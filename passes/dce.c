@@ -21,7 +21,7 @@ static bool is_check(Inst *i) {
         held = is_check(x);
     return held;
   }
-  return (ir_ops[i->op].flags & F_FAILS) && !i->rechecks;
+  return ir_op_is(i->op, F_FAILS) && !i->rechecks;
 }
 
 static void mark(Inst *x, Function *f) { x->aux = f; }

@@ -120,7 +120,7 @@ void pass_fold(Module *m) {
         replace_by_literal(m, f, i, literal(i->args[0])->num);
         continue;
       }
-      if (!(ir_ops[i->op].flags & F_ELEM) || i->nargs == 0)
+      if (!ir_op_is(i->op, F_ELEM) || i->nargs == 0)
         continue;
       double a[3];
       bool all = true;

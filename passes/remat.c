@@ -2,9 +2,8 @@
  * cheaper.
  *
  * The rule: an instruction that costs at most one arithmetic operation per
- * element (neg, add, sub, mul, mulz, select, a comparison, convert, square,
- * abs, relu, maximum, minimum, or a broadcast/transpose, which cost none)
- * and whose operands are all already in memory or free (parameters,
+ * element (F_CHEAP in ir/ops.def: neg, add, a comparison, select, ..., or a
+ * broadcast/transpose, which cost none) and whose operands are all already in memory or free (parameters,
  * literals, matmul and reduction results, or broadcasts of those) is copied
  * once per use. Each copy then fuses into its user's loop (codegen/cg_func.c
  * gives memory to any non-trivial value with several users): one cheap
@@ -29,18 +28,6 @@ static bool in_memory_or_free(const Inst *x) {
          ir_ops[x->op].shape == SH_MATMUL || ir_ops[x->op].shape == SH_REDUCE;
 }
 
-static bool cheap_op(Op op) {
-  switch (op) {
-  case OP_neg: case OP_add: case OP_sub: case OP_mul: case OP_mulz: case OP_select:
-  case OP_lt: case OP_le: case OP_gt: case OP_ge: case OP_eq: case OP_ne:
-  case OP_convert: case OP_square: case OP_abs: case OP_relu: case OP_maximum:
-  case OP_minimum: case OP_broadcast: case OP_transpose:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /* Users that read their operand from memory (codegen/cg_func.c gives it
  * some: the GEMM kernel reads arrays, transpose and reshape are views,
  * broadcast reads a stored value): a value with such a user is stored
@@ -60,7 +47,7 @@ void pass_remat(Module *m) {
         for (int k = 0; k < u->nargs; k++)
           u->args[k]->aux = u;
     for (Inst *i = f->first; i; i = ir_walk_next(i)) {
-      if (i->nuses < 2 || !cheap_op(i->op) || i->aux)
+      if (i->nuses < 2 || !ir_op_is(i->op, F_CHEAP) || i->aux)
         continue;
       bool ok = true;
       for (int k = 0; k < i->nargs; k++)

@@ -186,7 +186,7 @@ static Inst *batch_inst(VM *v, Inst *i) {
   Inst *a[3] = {NULL, NULL, NULL};
   Type t = bt(v, &i->type);
   const OpInfo *info = &ir_ops[i->op];
-  if (info->flags & F_AXIS) /* before the shape rule: cumsum is SH_SAME, yet not elementwise */
+  if (ir_op_is(i->op, F_AXIS)) /* before the shape rule: cumsum is SH_SAME, yet not elementwise */
     return batch_along(v, i, &t);
   switch (info->shape) {
   case SH_SAME:
@@ -218,6 +218,10 @@ static Inst *batch_inst(VM *v, Inst *i) {
   default:
     break;
   }
+  if (ir_op_is(i->op, F_RANDOM)) {
+    unbatchable(v, i, "its key");
+    return ir_copy_inst(&v->b, i, NULL, NULL);
+  }
   switch (i->op) {
   case OP_convert:
     a[0] = i->args[0]->aux;
@@ -235,11 +239,6 @@ static Inst *batch_inst(VM *v, Inst *i) {
     memcpy(&lift.dim[1 + pad], i->args[0]->type.dim, sizeof(Dim) * (size_t)i->args[0]->type.rank);
     return ir_broadcast(&v->b, ir_reshape(&v->b, x, &lift), &t);
   }
-  case OP_uniform:
-  case OP_normal:
-  case OP_split:
-    unbatchable(v, i, "its key");
-    return ir_copy_inst(&v->b, i, NULL, NULL);
   default:
     die("vmap: no batching rule for %s", info->name);
   }
