@@ -33,6 +33,7 @@
  * unloop's), or reverse one step (the unloop's body, on that state). The
  * budget is shared equally by the function's reversed loops, nested ones
  * included, so that the whole call stays within it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cg_internal.h"
@@ -182,6 +183,14 @@ static void decide_state(Body *B, Inst *op, RegionCg *R) {
       R->inplace[k] = body->yields[k];
 }
 
+/* total + t's bytes, rounded up to 64 (the next buffer's start). */
+static LLVMValueRef add_buffer(Body *B, LLVMValueRef total, const Type *t) {
+  Cg *g = B->g;
+  LLVMValueRef bytes = cg_bytes(B, t);
+  bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
+  return LLVMBuildNSWAdd(g->b, total, bytes, "");
+}
+
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
   Cg *g = B->g;
   RegionCg *R = B->rg[op->id];
@@ -190,11 +199,8 @@ LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
     if (R->inplace[k]) /* bound to the next buffer at each iteration; no memory of its own */
       cg_slot(B, R->inplace[k])->buf = LLVMConstNull(g->ptr);
   for (int j = 0; j < nb; j++) {
-    const Type *t = state_type(op, j % R->n);
     R->off[j] = total;
-    LLVMValueRef bytes = cg_bytes(B, t);
-    bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-    total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+    total = add_buffer(B, total, state_type(op, j % R->n));
   }
   if (R->taped) {
     LLVMTypeRef f[3] = {g->ptr, g->i64, g->i64};
@@ -225,9 +231,7 @@ LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
       if (!L->nlink[k])
         continue;
       R->woff[k] = total;
-      LLVMValueRef bytes = cg_bytes(B, state_type(op->args[0], k));
-      bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-      total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+      total = add_buffer(B, total, state_type(op->args[0], k));
     }
   }
   if (op->op == OP_unloop && B->rg[op->args[0]->id]->ckpt) {
@@ -236,9 +240,7 @@ LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total) {
     R->abuf = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * nc + 1));
     for (int j = 0; j < 2 * nc; j++) {
       R->aoff[j] = total;
-      LLVMValueRef bytes = cg_bytes(B, state_type(op->args[0], j % nc));
-      bytes = LLVMBuildAnd(g->b, LLVMBuildNSWAdd(g->b, bytes, i64c(g, 63), ""), i64c(g, ~(int64_t)63), "");
-      total = LLVMBuildNSWAdd(g->b, total, bytes, "");
+      total = add_buffer(B, total, state_type(op->args[0], j % nc));
     }
   }
   return total;
@@ -440,6 +442,42 @@ static void ckpt_record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   LLVMPositionBuilderAtEnd(g->b, go);
 }
 
+/* The header of a counted loop, `for` or `unloop`: blocks NAME, NAME_body
+ * and NAME_done, the counter a phi from `start` that runs the body while
+ * `pred(counter, bound)`; the builder left at the top of the body.
+ * counted_close ends the body with the next count and continues at done. */
+typedef struct {
+  LLVMValueRef ctr;
+  LLVMBasicBlockRef head, done;
+} Counted;
+
+static Counted counted_open(Body *B, const char *name, const char *ctr, LLVMValueRef start,
+                            LLVMIntPredicate pred, LLVMValueRef bound) {
+  Cg *g = B->g;
+  char body[32], done[32];
+  snprintf(body, sizeof body, "%s_body", name);
+  snprintf(done, sizeof done, "%s_done", name);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  Counted c = {NULL, LLVMAppendBasicBlockInContext(g->ctx, B->fn, name), NULL};
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, body);
+  c.done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, done);
+  LLVMBuildBr(g->b, c.head);
+  LLVMPositionBuilderAtEnd(g->b, c.head);
+  c.ctr = LLVMBuildPhi(g->b, LLVMTypeOf(start), ctr);
+  LLVMAddIncoming(c.ctr, &start, &pre, 1);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, pred, c.ctr, bound, ""), run, c.done);
+  LLVMPositionBuilderAtEnd(g->b, run);
+  return c;
+}
+
+static void counted_close(Body *B, Counted *c, LLVMValueRef next) {
+  Cg *g = B->g;
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, c->head);
+  LLVMAddIncoming(c->ctr, &next, &latch, 1);
+  after_body(g, c->done);
+}
+
 static void emit_for(Body *B, Inst *op, RegionCg *R) {
   Cg *g = B->g;
   Region *body = &op->regions[0];
@@ -452,16 +490,8 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
     LLVMValueRef n = LLVMBuildSub(g->b, LLVMBuildSExt(g->b, hi, g->i64, ""), LLVMBuildSExt(g->b, lo, g->i64, ""), "");
     ckpt_begin(B, op, R, LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, n, i64c(g, 0), ""), n, i64c(g, 0), "trips"));
   }
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for");
-  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for_body");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "for_done");
-  LLVMBuildBr(g->b, head);
-  LLVMPositionBuilderAtEnd(g->b, head);
-  LLVMValueRef i = LLVMBuildPhi(g->b, g->i32, "i");
-  LLVMAddIncoming(i, &lo, &pre, 1);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, i, hi, ""), run, done);
-  LLVMPositionBuilderAtEnd(g->b, run);
+  Counted steps = counted_open(B, "for", "i", lo, LLVMIntSLT, hi);
+  LLVMValueRef i = steps.ctr;
   LLVMValueRef *cur = xmalloc(sizeof(LLVMValueRef) * (size_t)(2 * R->n + 1)), *nxt = cur + R->n;
   bind_state(B, op, R, body, cur, nxt);
   cg_slot(B, body->params[0])->reg = i;
@@ -472,11 +502,7 @@ static void emit_for(Body *B, Inst *op, RegionCg *R) {
   cg_emit_block(B, body->first);
   end_record(B, R);
   end_iteration(B, op, R, body, cur, nxt);
-  LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->i32, 1, 0), "");
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-  LLVMBuildBr(g->b, head);
-  LLVMAddIncoming(i, &next, &latch, 1);
-  after_body(g, done);
+  counted_close(B, &steps, LLVMBuildAdd(g->b, i, LLVMConstInt(g->i32, 1, 0), ""));
   bind_results(B, op, R);
   free(cur);
 }
@@ -559,17 +585,8 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   LLVMValueRef safe = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, stride, i64c(g, 0), ""),
                                       i64c(g, 1), stride, "");
   LLVMValueRef count = LLVMBuildSDiv(g->b, used, safe, "iterations");
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop");
-  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_body");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_done");
-  LLVMBuildBr(g->b, head);
-  LLVMPositionBuilderAtEnd(g->b, head);
-  LLVMValueRef j = LLVMBuildPhi(g->b, g->i64, "j");
-  LLVMAddIncoming(j, &count, &pre, 1);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, j, i64c(g, 0), ""), run, done);
-  LLVMPositionBuilderAtEnd(g->b, run);
-  LLVMValueRef t = LLVMBuildNSWSub(g->b, j, i64c(g, 1), "t");
+  Counted steps = counted_open(B, "unloop", "j", count, LLVMIntSGT, i64c(g, 0));
+  LLVMValueRef t = LLVMBuildNSWSub(g->b, steps.ctr, i64c(g, 1), "t");
   LLVMValueRef entry = LLVMBuildInBoundsGEP2(g->b, g->i8, data,
                                              (LLVMValueRef[]){LLVMBuildNSWMul(g->b, t, stride, "")}, 1, "");
   for (int k = 0; k < nc; k++) {
@@ -588,10 +605,7 @@ static void emit_unloop(Body *B, Inst *op, RegionCg *R) {
   bind_state(B, op, R, body, cur, nxt);
   cg_emit_block(B, body->first);
   end_iteration(B, op, R, body, cur, nxt);
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-  LLVMBuildBr(g->b, head);
-  LLVMAddIncoming(j, &t, &latch, 1);
-  after_body(g, done);
+  counted_close(B, &steps, t);
   bind_results(B, op, R);
   free(cur);
 }
