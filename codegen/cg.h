@@ -3,6 +3,7 @@
  * The module and its output:
  *   cg.c           the LLVM module, target machine, output
  *   cg_opt.c       LLVM's pass pipeline, on two threads for big modules
+ *   cg_stream.c    streaming stores, after the optimizer
  *   cg_elf.c       the two halves' objects made one
  *   cg_split.c     big bodies cut into functions LLVM optimizes one at a time
  *   cg_debug.c     -g: DWARF line information
@@ -26,15 +27,24 @@
  * What kernels emit with:
  *   cg_elem.c      one element of each elementwise op (a switch over ops.def)
  *   cg_math.c      exp, log, tanh... as plain arithmetic the vectorizer handles
+ *                  (cg_math_trig.c: tan, the inverse and hyperbolic functions,
+ *                  erf; cg_math_gamma.c: lgamma and the polygammas)
  *   cg_mathcall.c  the same as calls, for bodies with very many
  *   cg_minmax.c    max and min accumulators (integer keys)
  *   cg_reduce.c    a reduction with a loop of its own
+ *   cg_scan.c      cumsum, rcumsum, prod_others and concat along one axis
+ *   cg_update.c    update and update_add (indexed assignment)
  *   cg_matmul.c    matrix products: calls to the runtime's GEMM
  *   cg_ctor.c      argmax/argmin, random numbers
  *   cg_data.c      operations that can fail (division, indexing)
  *   cg_parallel.c  loops moved to the thread pool
  *   cg_alias.c     alias scopes for a loop's buffers
- *   cg_stream.c    streaming stores, after the optimizer */
+ * Headers:
+ *   cg.h           this file: what the driver and the library call
+ *   cg_internal.h  what the files above share, a banner per file
+ *   cg_math.h      the emitters of cg_math*.c (cg_math_internal.h: their
+ *                  shared helpers)
+ *   cg_rows.h      what cg_rows.c shares with cg_rows_wide.c */
 #ifndef SGC_CG_H
 #define SGC_CG_H
 

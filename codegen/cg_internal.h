@@ -1,4 +1,10 @@
-/* What the code generator's files share. */
+/* What the code generator's files share: the state of a module (Cg) and
+ * of a function body (Body, Slot), then each file's shared functions
+ * under a banner naming it. cg.h declares the entry points of cg.c and
+ * cg_header.c; cg_math.h the emitters of cg_math.c, cg_math_trig.c and
+ * cg_math_gamma.c (cg_math_internal.h what those three share); cg_rows.h
+ * what cg_rows.c shares with cg_rows_wide.c. cg.h's comment is the map of
+ * the folder. */
 #ifndef SGC_CG_INTERNAL_H
 #define SGC_CG_INTERNAL_H
 
@@ -266,8 +272,6 @@ typedef void CgLoopBody(Body *B, Idx *x, void *ctx);
 void cg_loop_nest(Body *B, const Type *t, int from, int to, Idx *x, CgLoopBody *body, void *ctx);
 LLVMValueRef cg_numel_span(Body *B, const Type *t, int from, int to);
 bool cg_span_short(Body *B, const Type *t, int from, int to);
-/* cg_reduce.c: a reduction's own loop into out. */
-void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out);
 /* Loops over every position of t (x->i filled), `body` inside. */
 void cg_loop_all(Body *B, const Type *t, Idx *x, CgLoopBody *body, void *ctx);
 /* for (i = 0; i < n; i++): returns i; cg_loop_end closes it */
@@ -284,14 +288,19 @@ typedef struct CgLoop {
 LLVMValueRef cg_loop_range(Body *B, LLVMValueRef lo, LLVMValueRef hi, CgLoop *L);
 void cg_loop_close(Body *B, CgLoop *L);
 bool cg_flat_def_ok(Body *B, const Inst *v); /* v's definition evaluates at a flat index */
+bool cg_flat_ok(Body *B, const Inst *v);     /* the same for v, its memory included */
 void cg_emit_view(Body *B, Inst *v);         /* a slice view's pointer */
-
-/* The helpers cg_rows.c uses. */
-LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
-LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 /* One value with memory by a loop (or call) of its own, whatever kernel
  * it is in (a row group's fallback). */
 void cg_emit_alone(Body *B, Inst *i);
+
+/* ---- cg_reduce.c ---- */
+/* A reduction's own loop into out. */
+void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out);
+/* A reduction's starting value and one combining step (cg_rows.c and the
+ * groups accumulate with them). */
+LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);
+LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 
 /* ---- cg_matmul.c ---- */
 /* out (+)= v's product (accumulate: add to what out holds). */
@@ -379,8 +388,6 @@ bool cg_elf_merge(const void *a, size_t alen, const void *b, size_t blen,
  * in cache between their passes anyway (W1's 1000); the row groups leave
  * longer ones to these. */
 enum { ONLINE_ROW_MIN = 8192 };
-/* cg_func.c's helper for it: can v be evaluated from a flat index. */
-bool cg_flat_ok(Body *B, const Inst *v);
 
 /* ---- cg_data.c ---- */
 /* Element x of gather, take_along, slice or unslice (index maps). */
@@ -413,6 +420,11 @@ void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMV
 LLVMValueRef cg_where(Body *B, const Inst *at);
 /* a // b and a % b on i32 (Python's floor rules); b == 0 fails. */
 LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b);
+/* Around the call of a parallel loop with checks that can fail: clear the
+ * chunks' failure records before it, report the first after. */
+void cg_par_fail_clear(Body *B, Par *p);
+void cg_par_fail_report(Body *B, Par *p);
+
 /* ---- cg_scan.c ---- */
 /* cumsum, rcumsum, prod_others (a scan along their axis); concat. */
 void cg_emit_scan(Body *B, const Inst *v, LLVMValueRef out);
@@ -517,20 +529,18 @@ bool cg_par_rows_worth(Body *B, LLVMValueRef total);
  * (row reductions): chunks of whole rows, about PAR_CHUNK elements each. */
 void cg_par_begin_rows(Body *B, LLVMValueRef rows, LLVMValueRef total, Par *p);
 LLVMValueRef cg_par_chunk_index(Body *B, Par *p);
-/* cg_data.c: around the call of a parallel loop with checks that can fail:
- * clear the chunks' failure records before it, report the first after. */
-void cg_par_fail_clear(Body *B, Par *p);
-void cg_par_fail_report(Body *B, Par *p);
 
 /* ---- cg_abi.c ---- */
 void cg_export(Cg *g, Function *f);
-/* cg_argcheck.c: the argument checks of f's entry fn as inline code, filling
- * symv; branches to `slow` (sg_rt_check) on any doubt and continues in the
+/* The symbols f's signature mentions, in order of first appearance. */
+int cg_func_syms(Module *m, Function *f, int *out);
+
+/* ---- cg_argcheck.c ---- */
+/* The argument checks of f's entry fn as inline code, filling symv;
+ * branches to `slow` (sg_rt_check) on any doubt and continues in the
  * builder's block when all hold. false: not done (too many arguments). */
 bool cg_argcheck_fast(Cg *g, Function *f, LLVMValueRef fn, const int *syms, int nsyms,
                       LLVMValueRef symv, LLVMBasicBlockRef slow);
-/* The symbols f's signature mentions, in order of first appearance. */
-int cg_func_syms(Module *m, Function *f, int *out);
 
 /* ---- cg_stream.c ---- */
 /* The function attribute of a flat loop's function (cg_parallel.c), whose
