@@ -53,6 +53,22 @@ static LLVMValueRef mulz(Cg *g, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, a, z, ""), z, LLVMBuildFMul(g->b, a, b, ""), "");
 }
 
+/* Step i of a pass along K (from the end when `back`) at the position o
+ * of the other axes: its index in at (without a linear position, for
+ * cg_eval) and its linear position in out. */
+static LLVMValueRef step_at(Body *B, Scan *s, Idx *o, LLVMValueRef n, LLVMValueRef i, bool back,
+                            Idx *at) {
+  Cg *g = B->g;
+  const Type *t = &s->v->type;
+  LLVMValueRef j = back ? LLVMBuildNSWSub(g->b, LLVMBuildNSWSub(g->b, n, i, ""), i64c(g, 1), "") : i;
+  *at = (Idx){t->rank, {0}, NULL};
+  for (int k = 0, m = 0; k < t->rank; k++)
+    at->i[k] = k == s->axis ? j : o->i[m++];
+  LLVMValueRef lin = cg_lin(B, at, t);
+  at->lin = NULL;
+  return lin;
+}
+
 /* One pass along K at the position o of the other axes, forward or back:
  * with `before`, out[j] = acc (times out[j] when `scale`), then acc
  * combines x[j]; without, acc combines x[j] first. */
@@ -64,13 +80,8 @@ static void run_along(Body *B, Scan *s, Idx *o, bool back, bool before, bool sca
   LLVMValueRef n = cg_dim(B, v->type.dim[s->axis]);
   LLVMBuildStore(g->b, identity(g, v->op, dt), s->acc);
   void *loop;
-  LLVMValueRef i = cg_loop_begin(B, n, &loop);
-  LLVMValueRef j = back ? LLVMBuildNSWSub(g->b, LLVMBuildNSWSub(g->b, n, i, ""), i64c(g, 1), "") : i;
-  Idx at = {v->type.rank, {0}, NULL};
-  for (int k = 0, m = 0; k < v->type.rank; k++)
-    at.i[k] = k == s->axis ? j : o->i[m++];
-  LLVMValueRef lin = cg_lin(B, &at, &v->type);
-  at.lin = NULL;
+  Idx at;
+  LLVMValueRef lin = step_at(B, s, o, n, cg_loop_begin(B, n, &loop), back, &at);
   LLVMValueRef e = cg_eval(B, x, &at);
   LLVMValueRef acc = LLVMBuildLoad2(g->b, et, s->acc, "");
   LLVMValueRef next = combine(g, v->op, acc, e);
@@ -95,13 +106,8 @@ static void pairs_along(Body *B, Scan *s, Idx *o, bool back) {
   LLVMBuildStore(g->b, identity(g, v->op, dt), s->acc);
   LLVMBuildStore(g->b, LLVMConstNull(et), s->dacc);
   void *loop;
-  LLVMValueRef i = cg_loop_begin(B, n, &loop);
-  LLVMValueRef j = back ? LLVMBuildNSWSub(g->b, LLVMBuildNSWSub(g->b, n, i, ""), i64c(g, 1), "") : i;
-  Idx at = {v->type.rank, {0}, NULL};
-  for (int k = 0, m = 0; k < v->type.rank; k++)
-    at.i[k] = k == s->axis ? j : o->i[m++];
-  LLVMValueRef lin = cg_lin(B, &at, &v->type);
-  at.lin = NULL;
+  Idx at;
+  LLVMValueRef lin = step_at(B, s, o, n, cg_loop_begin(B, n, &loop), back, &at);
   LLVMValueRef x = cg_eval(B, v->args[0], &at);
   at.lin = NULL;
   LLVMValueRef t = cg_eval(B, v->args[1], &at);
