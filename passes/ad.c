@@ -200,13 +200,14 @@ static void ad_div(AD *a, Inst *y, Inst *g) { /* d/da = 1/b, d/db = -y/b */
   if (Y2->active)
     contribute(a, Y2, chain(a, g, ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))));
 }
-/* d/da = b a^(b-1); d/db = y log a, taken as 0 where y = 0: at a = 0
- * (where a^b is constant in b > 0, as JAX does) and at a = inf with b < 0
- * (constant 0 there too; 0 * log inf would be NaN). */
+/* d/da = b a^(b-1), taken as 0 where b = 0 (a^0 is 1 for every a; at
+ * a = 0, 0 * 0^-1 would be NaN); d/db = y log a, taken as 0 where y = 0:
+ * at a = 0 (where a^b is constant in b > 0, as JAX does) and at a = inf
+ * with b < 0 (constant 0 there too; 0 * log inf would be NaN). */
 static void ad_pow(AD *a, Inst *y, Inst *g) {
   if (X->active) {
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, K(a, y, 1)));
-    contribute(a, X, chain(a, g, ir_binary(B, OP_mul, Y2, e)));
+    contribute(a, X, chain(a, g, ir_binary(B, OP_mulz, Y2, e)));
   }
   if (Y2->active) {
     Inst *base = ir_select(B, ir_binary(B, OP_eq, X, K(a, y, 0)), K(a, y, 1), X);

@@ -132,13 +132,14 @@ static Inst *tg_div(TG *t, Inst *y, Inst *const *d) {
   Inst *db = d[1] ? chain(t, d[1], ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))) : NULL;
   return plus(t, da, db);
 }
-/* As ad_pow: d/db = y log a, taken as 0 where y = 0. */
+/* As ad_pow: d/da = b a^(b-1), taken as 0 where b = 0; d/db = y log a,
+ * taken as 0 where y = 0. */
 static Inst *tg_pow(TG *t, Inst *y, Inst *const *d) {
   Inst *da = NULL, *db = NULL;
   if (d[0]) {
     Inst *one = K(t, y, 1);
     Inst *e = ir_binary(B, OP_pow, X, ir_binary(B, OP_sub, Y2, one));
-    da = chain(t, d[0], ir_binary(B, OP_mul, Y2, e));
+    da = chain(t, d[0], ir_binary(B, OP_mulz, Y2, e));
   }
   if (d[1]) {
     Inst *zero = K(t, y, 0), *one = K(t, y, 1);

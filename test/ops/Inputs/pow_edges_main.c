@@ -23,6 +23,20 @@ int main(void) {
   CHECK_EXACT(sgt_get(&de, 1), 0);
   CHECK_ULPS(&de, 2, log(2.0), 1);
 
+  /* x = 0, y = 0 (0^0 = 1): d_x = 0 where y = 0, since x^0 is 1 for every
+   * x (JAX's rule too), not 0 * 0^-1 = NaN; d_y = 0 as at y > 0. Forward
+   * mode takes the same rule: with t_x = t_y = 1 the tangent is 0. Found by
+   * tools/check_random.py (v3 seed 41041: forward 0, reverse NaN). */
+  sg_tensor b0 = VEC(SG_F64, 0, 1), e0 = VEC(SG_F64, 0, 0), out0 = SCALAR(SG_F64, 0),
+            db0 = sgo_like(SG_F64, &b0), de0 = sgo_like(SG_F64, &e0),
+            t1 = VEC(SG_F64, 1, 1), tout0 = SCALAR(SG_F64, 0);
+  CHECK_EQ_INT(pe_xy_grad(&b0, &e0, &out0, &db0, &de0), SG_OK);
+  CHECK_EXACT(sgt_get(&out0, 0), 2);
+  CHECK_ALL_EXACT(&db0, 0, 0);
+  CHECK_ALL_EXACT(&de0, 0, 0);
+  CHECK_EQ_INT(pe_xy_jvp(&b0, &e0, &t1, &t1, &out0, &tout0), SG_OK);
+  CHECK_EXACT(sgt_get(&tout0, 0), 0);
+
   /* x = inf: y = -0.5 gives 0 for every y < 0, so d_y = 0 (not
    * 0 * log inf = NaN) and d_x = y inf^(y-1) = -0; y = 2 gives inf, with
    * d_y = inf log inf = inf and d_x = 2 inf = inf. */
