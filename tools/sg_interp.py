@@ -205,12 +205,16 @@ class Interp:
             return
         # the selected positions, as flat positions into old (shaped like
         # the selection): one indexing machinery for reading and writing
-        pos = self.index(np.arange(old.size).reshape(old.shape), s.ix, env)
+        gathered = []
+        pos = self.index(np.arange(old.size).reshape(old.shape), s.ix, env, gathered)
         e = np.broadcast_to(np.asarray(e, old.dtype), pos.shape).ravel()
         pos = pos.ravel()
         flat = old.ravel().copy()
-        gather = any(x.op == "ix_gather" for x in s.ix)
-        if s.aop in ("=", "*=") and gather and len(np.unique(pos)) != len(pos):
+        # a repeated entry of the index tensor is the error, even where the
+        # rows it picks are empty (an axis of size 0 after it), as an
+        # out-of-range entry is: the generated code checks the entries
+        g = gathered[0] if gathered else None
+        if s.aop in ("=", "*=") and g is not None and len(np.unique(g)) != g.size:
             raise self.err("repeated positions in an assignment with " + s.aop)
         if s.aop == "=":
             flat[pos] = e
@@ -263,9 +267,10 @@ class Interp:
         d = np.abs(x - np.round(x))
         return bool(np.any((d > 0) & (d <= tol * np.maximum(1, abs(x)))))
 
-    def index(self, x, ix, env):
+    def index(self, x, ix, env, gathered=None):
         """x[ix...]: positions remove their axis, slices keep it, a gather
-        replaces it by the index tensor's axes, in place."""
+        replaces it by the index tensor's axes, in place (and its adjusted
+        entries are appended to `gathered`)."""
         ax = 0
         for node in ix:
             D = x.shape[ax]
@@ -290,8 +295,10 @@ class Interp:
                 x = np.take(x, np.arange(lo, hi), axis=ax)
                 ax += 1
             else:  # a gather
-                idx = self.eval(node.args[0], env).astype(np.int64)
-                x = np.take(x, self.entries(idx, D), axis=ax)
+                idx = self.entries(self.eval(node.args[0], env).astype(np.int64), D)
+                if gathered is not None:
+                    gathered.append(idx)
+                x = np.take(x, idx, axis=ax)
                 ax += idx.ndim
         return x
 
