@@ -94,6 +94,10 @@ class Interp:
         self.prog, self.clean = prog, clean
         self.fns = {f.name: f for f in prog.funcs}
         self.fragile = False
+        # some value or partial derivative was infinite or NaN: there forward
+        # and reverse mode may cancel paths on either side of it (see
+        # check_random.compare, cancel)
+        self.edgy = False
         self.loose = False  # a second derivative by differences: less exact
         self.record = self.replay = None  # stop_gradient values of an Fd's base point
         self.f32 = np.float64 if wide else np.float32  # float64 while differentiating
@@ -235,6 +239,8 @@ class Interp:
         v = np.asarray(v)
         if v.dtype != want:
             v = v.astype(want)
+        if v.dtype.kind == "f" and not self.edgy and not np.all(np.isfinite(v)):
+            self.edgy = True
         return v
 
     def args(self, e, env):
@@ -373,6 +379,8 @@ def ev_unary(it, e, env):
         it.fragile |= it.near_int(x, half=True)
     elif f == "sign":
         it.fragile |= it.near(x, 0)
+    elif f == "sqrt" and np.any(x == 0) or f in ("asin", "acos") and np.any(np.abs(x) == 1):
+        it.edgy = True  # a finite value, an infinite derivative
     return G.UNARY[f].ev(np, x)
 
 
@@ -401,6 +409,8 @@ def ev_binary(it, e, env):
     a, b = it.args(e, env)
     if e.at["f"] in ("maximum", "minimum") and it.in_fd() and np.any(np.equal(a, b)):
         it.fragile = True  # a tie: see Interp.in_fd
+    if e.at["f"] in ("**", "pow") and np.any(~(a > 0) | np.isinf(a)):
+        it.edgy = True  # a finite power of 0, a negative or inf: d/da or d/db infinite or NaN
     return G.BINARY[e.at["f"]].ev(np, a, b)
 
 
