@@ -9,8 +9,9 @@
  * when it is broadcast (each copy would recompute it),
  * when it is computed outside a loop or branch and read inside, when it is
  * a result, when a chain fused into one loop would pass MAX_FUSED
- * operations, and when it can fail and nothing reads it (DCE keeps it for
- * its checks). On top of has_buf it marks slices of leading-axis rows of
+ * operations, when it can fail and nothing reads it (DCE keeps it for
+ * its checks), and when it is an index that can fail, read in a loop that
+ * may have no element. On top of has_buf it marks slices of leading-axis rows of
  * values in memory as views (a pointer, no copy), a sum of two matrix
  * products as computed by the products themselves, and updates in place
  * (cg_inplace_plan).
@@ -20,6 +21,34 @@
 #include <string.h>
 
 #include "cg_internal.h"
+
+/* Can v, evaluated where it is read (no memory of its own), fail? A
+ * division by a literal other than 0 cannot. */
+static bool fails_inline(Body *B, const Inst *v) {
+  if (v->op == OP_param || cg_slot(B, v)->has_buf || !ir_op_is(v->op, F_ELEM | F_INDEX))
+    return false;
+  if (v->op == OP_idiv || v->op == OP_mod) {
+    const Inst *d = v->args[1]->op == OP_broadcast ? v->args[1]->args[0] : v->args[1];
+    if (!(d->op == OP_const && d->num != 0))
+      return true;
+  }
+  for (int k = 0; k < v->nargs; k++)
+    if (fails_inline(B, v->args[k]))
+      return true;
+  return false;
+}
+
+/* An index op reads its index operands inside its loop over its result
+ * (an update: over its new data), which has no element where another axis
+ * is empty: an index that can fail is computed apart, so that it is
+ * checked all the same (spec 6: whether or not a value has elements). */
+static void index_apart(Body *B, Inst *i) {
+  if (!ir_op_is(i->op, F_AXIS) || !ir_op_is(i->op, F_FAILS))
+    return;
+  for (int k = i->op == OP_update || i->op == OP_update_add ? 2 : 1; k < i->nargs; k++)
+    if (fails_inline(B, i->args[k]))
+      cg_slot(B, i->args[k])->has_buf = true;
+}
 
 /* Has v memory, or can it have some for free (a reshape of memory)? */
 static bool addressable(Body *B, const Inst *v) {
@@ -58,6 +87,7 @@ void cg_memory_plan(Body *B, int n) {
         cg_slot(B, i->args[k])->has_buf = true;
     if (i->nregions)
       cg_region_plan(B, i);
+    index_apart(B, i);
     if (ir_ops[i->op].shape == SH_MATMUL) {
       for (int k = 0; k < 2; k++) {
         Inst *x = i->args[k];
