@@ -243,6 +243,10 @@ LLVMValueRef cg_elem(Cg *g, const Inst *i, LLVMValueRef *a) {
   case OP_mulz:
     return LLVMBuildSelect(b, cmp(g, LLVMRealOEQ, a[0], zero), zero,
                            LLVMBuildFMul(b, a[0], a[1], ""), "");
+  case OP_mul0:
+    return LLVMBuildSelect(b, LLVMBuildOr(b, cmp(g, LLVMRealOEQ, a[0], zero),
+                                          cmp(g, LLVMRealOEQ, a[1], zero), ""),
+                           zero, LLVMBuildFMul(b, a[0], a[1], ""), "");
   case OP_lt:
     return cmp(g, LLVMRealOLT, a[0], a[1]);
   case OP_le:

@@ -49,6 +49,7 @@ static bool eval(Op op, const double *a, double *r) {
   case OP_maximum: *r = isnan(a[0]) || isnan(a[1]) ? NAN : fmax(a[0], a[1]); break;
   case OP_minimum: *r = isnan(a[0]) || isnan(a[1]) ? NAN : fmin(a[0], a[1]); break;
   case OP_mulz: *r = a[0] == 0 ? 0 : a[0] * a[1]; break;
+  case OP_mul0: *r = a[0] == 0 || a[1] == 0 ? 0 : a[0] * a[1]; break;
   default: return false;
   }
   return true;

@@ -7,6 +7,7 @@
  *   mulz(x, 1), mulz(1, x)                         -> x
  *   mulz(c, x) with c a nonzero literal            -> c * x
  *   mulz(x, c) with c a finite literal             -> x * c
+ *   mul0(x, c), mul0(c, x), c finite and nonzero   -> mulz(x, c)
  *   pow(x, 1) -> x,  pow(x, 2) -> square(x),  pow(x, -1) -> 1 / x
  *   select(c, x, x)                                -> x
  *   transpose(transpose(x))                        -> one transpose, or x
@@ -60,6 +61,9 @@ static bool known_zero(Inst *x) {
     return x->args[0]->aux != NULL;
   case OP_mulz: /* gives +0 for a first operand of either zero */
     return x->args[0]->aux != NULL || is_neg_zero(x->args[0]);
+  case OP_mul0: /* gives +0 for either operand of either zero */
+    return x->args[0]->aux || x->args[1]->aux || is_neg_zero(x->args[0]) ||
+           is_neg_zero(x->args[1]);
   case OP_add:
   case OP_sub:
     return x->args[0]->aux && x->args[1]->aux;
@@ -91,6 +95,14 @@ static Inst *simplify(Builder *b, Inst *i) {
     if ((lx && lx->num != 0 && lx->num == lx->num) ||
         (ly && ly->num - ly->num == 0)) /* finite */
       return ir_binary(b, OP_mul, x, y);
+    return NULL;
+  }
+  case OP_mul0: { /* a finite nonzero literal never annihilates */
+    Inst *lx = literal(x), *ly = literal(y);
+    if (ly && ly->num != 0 && ly->num - ly->num == 0)
+      return ir_binary(b, OP_mulz, x, y);
+    if (lx && lx->num != 0 && lx->num - lx->num == 0)
+      return ir_binary(b, OP_mulz, y, x);
     return NULL;
   }
   case OP_pow:

@@ -127,6 +127,11 @@ static Inst *tg_mulz(TG *t, Inst *y, Inst *const *d) {
   Inst *da = d[0] ? chain(t, d[0], Y2) : NULL;
   return plus(t, da, d[1] ? ad_mul_either_zero(B, d[1], X) : NULL);
 }
+/* mul0(a, b): each side's tangent counts only where the other is not 0. */
+static Inst *tg_mul0(TG *t, Inst *y, Inst *const *d) {
+  Inst *da = d[0] ? ad_mul_either_zero(B, d[0], Y2) : NULL;
+  return plus(t, da, d[1] ? ad_mul_either_zero(B, d[1], X) : NULL);
+}
 static Inst *tg_div(TG *t, Inst *y, Inst *const *d) {
   Inst *da = d[0] ? chain(t, d[0], ir_binary(B, OP_div, K(t, y, 1), Y2)) : NULL;
   Inst *db = d[1] ? chain(t, d[1], ir_unary(B, OP_neg, ir_binary(B, OP_div, y, Y2))) : NULL;
