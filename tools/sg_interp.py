@@ -88,10 +88,15 @@ def dead_statements(fn):
 
 
 class Interp:
-    def __init__(self, prog, clean=False, wide=False):
+    def __init__(self, prog, clean=False, wide=False, jitter=False):
         """wide: compute f32 in float64 and f64 in long double (the second
-        opinion that tells how much rounding moves a result)."""
+        opinion that tells how much rounding moves a result); jitter: move
+        each sum and mean by one rounding, up and down in turn (the third:
+        a cancellation exact in both precisions, sum(a) - sum(b) of equal
+        sums, is not exact in the compiled code, which adds in another
+        order; raised to a large power it is the whole result)."""
         self.prog, self.clean = prog, clean
+        self.jitter, self.jittered = jitter, 0
         self.fns = {f.name: f for f in prog.funcs}
         self.fragile = False
         # some value or partial derivative was infinite or NaN: there forward
@@ -245,6 +250,14 @@ class Interp:
 
     def args(self, e, env):
         return [self.eval(a, env) for a in e.args]
+
+    def jit(self, v):
+        """A float sum, moved by one rounding in a jitter run."""
+        if not self.jitter or v.dtype.kind != "f":
+            return v
+        self.jittered += 1
+        eps = np.finfo(v.dtype).eps * (1 if self.jittered % 2 else -1)
+        return (v * (1 + eps)).astype(v.dtype)
 
     def in_fd(self):
         """Whether this run is one of a transform's central differences
@@ -451,11 +464,12 @@ def ev_reduce(it, e, env):
         m = ev_max(x, axes, keepdims=True)
         return (np.squeeze(m, axes) + np.log(np.sum(np.exp(x - m), axis=axes))).astype(x.dtype)
     if f == "sum":
-        return np.sum(x, axis=axes).astype(x.dtype)
+        return it.jit(np.sum(x, axis=axes).astype(x.dtype))
     if f == "mean":
         n = int(np.prod([x.shape[a] for a in axes]))
-        return (np.sum(x, axis=axes) / x.dtype.type(n) if n else
-                np.full([s for i, s in enumerate(x.shape) if i not in axes], np.nan)).astype(x.dtype)
+        return it.jit((np.sum(x, axis=axes) / x.dtype.type(n) if n else
+                       np.full([s for i, s in enumerate(x.shape) if i not in axes],
+                               np.nan)).astype(x.dtype))
     if any(x.shape[a] == 0 for a in axes):
         shape = [s for i, s in enumerate(x.shape) if i not in axes]
         if x.dtype == np.int32:
@@ -739,6 +753,9 @@ class Fd:
         if not w.size or not np.any(w):
             return 0.0
         sw = self.step(q, w)
+        if not (np.all(np.isfinite(w)) and 0 < su * sw < np.inf):
+            self.it.fragile = True  # an infinite direction: no difference to take
+            return float("nan")
         self.it.loose = True
         d = []
         for a, b in ((su, sw), (su / 2, sw / 2)):
