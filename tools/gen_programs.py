@@ -1000,11 +1000,13 @@ class Gen:
             return None
         if self.broadcasts(have, want):
             return E("broadcast", [e], ty, live)
+        ix = None
         if self.on("slice") and len(have) == len(want) and all(
                 a == b or dim_parts(b) == (dim_parts(a)[0], dim_parts(a)[1] - 1) for a, b in
                 zip(have, want)):  # n to n - 1 by slicing
             ix = [self.slice_ix(a, b, 0) if a != b else E("ix_all", [], None) for a, b in
                   zip(have, want)]
+        if ix is not None and None not in ix:  # (a literal 1 has no slice to 0: seed 43413)
             while ix and ix[-1].op == "ix_all":
                 ix.pop()
             self.use("slice")
