@@ -22,12 +22,13 @@
 
 #include "cg_internal.h"
 
-/* Can v, evaluated where it is read (no memory of its own), fail? A
- * division by a literal other than 0 cannot. */
+/* Can v, evaluated where it is read (no memory of its own), fail? The
+ * elementwise ops that can are divisions (idiv, mod), and one by a literal
+ * other than 0 cannot. */
 static bool fails_inline(Body *B, const Inst *v) {
   if (v->op == OP_param || cg_slot(B, v)->has_buf || !ir_op_is(v->op, F_ELEM | F_INDEX))
     return false;
-  if (v->op == OP_idiv || v->op == OP_mod) {
+  if (ir_op_is(v->op, F_FAILS)) {
     const Inst *d = v->args[1]->op == OP_broadcast ? v->args[1]->args[0] : v->args[1];
     if (!(d->op == OP_const && d->num != 0))
       return true;

@@ -58,10 +58,10 @@ static Inst *K(AD *a, const Inst *like, double v) {
 static Inst *chain(AD *a, Inst *g, Inst *d) { return ir_binary(&a->b, OP_mulz, g, d); }
 
 /* u * v, or exactly 0 where either factor is zero: for products of two
- * values that may each be a zero adjoint while the other is infinite. */
-/* mul0, not select(v == 0, 0, mulz(u, v)): the same values, but a select
- * has the tangent of the branch it picks, 0 where v = 0, where u v's
- * derivative in v is u (the Hessian of x @ x was 0 at x = 0: v3 seed 42166). */
+ * values that may each be a zero adjoint while the other is infinite. An
+ * op (mul0), not select(v == 0, 0, mulz(u, v)): a select has the tangent
+ * of the branch it picks, 0 where v = 0, where u v's derivative in v is u
+ * (the Hessian of x @ x was 0 at x = 0: v3 seed 42166). */
 Inst *ad_mul_either_zero(Builder *b, Inst *u, Inst *v) { return ir_binary(b, OP_mul0, u, v); }
 
 #define X (y->args[0])
