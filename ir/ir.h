@@ -158,8 +158,9 @@ struct Inst {
   Region *parent;           /* the region it is in; NULL: the function body */
   bool is_const;            /* param: declared `const` */
   bool rechecks;            /* its run-time checks (F_FAILS) repeat checks made
-                               before: an adjoint, or AD's recomputation of
-                               the primal. DCE may drop it when unused; any
+                               before: an adjoint, AD's recomputation of
+                               the primal, or a tangent (its primal copy
+                               checks). DCE may drop it when unused; any
                                other op that can fail stays (spec section 6) */
   const char *name;         /* param: its name; others: optional hint */
   Loc loc;                  /* where in the .sg source it came from */

@@ -2,8 +2,8 @@
  * except the checks of the program (spec section 6: an index out of range
  * or a division by zero is reported whether or not its value is used, at
  * every -O level): an op that can fail (F_FAILS) stays unless its checks
- * repeat earlier ones (Inst.rechecks: adjoints, AD's recomputations), and
- * so does a loop or branch holding one. Every other op is pure, so
+ * repeat earlier ones (Inst.rechecks: adjoints, AD's recomputations,
+ * tangents), and so does a loop or branch holding one. Every other op is pure, so
  * "unused" is the only test. A region op is live when one of its results
  * is read or it holds such a check; then its regions' yields are live, and
  * whatever its bodies use, inside or captured from outside. (Carried

@@ -271,6 +271,11 @@ void tg_block(TG *t, Inst *first) {
     Inst *d = any ? rules[i->op](t, c, dv) : NULL;
     if (d)
       *ptrmap_slot(&t->tan, i) = d;
+    /* A tangent indexes where its primal copy c does, which makes the
+     * checks: nothing of it needs to stay for its checks alone
+     * (passes/dce.c), e.g. an unloop's recomputed tangent updates. */
+    for (Inst *x = c->next; x; x = x->next)
+      x->rechecks = true;
     if (dv != small)
       free(dv);
   }
