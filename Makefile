@@ -41,7 +41,7 @@ GEN_SRC := $(GEN)/parser.c $(GEN)/lexer.c
 LIB_SRC := $(FRONT_SRC) $(IR_SRC) $(PASS_SRC) $(CG_SRC) $(DRV_COMMON)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN)/parser.o $(GEN)/lexer.o
 RT_OBJ := $(RT_SRC:%.c=$(B)/obj/%.o)
-SGCLIB_OBJ := $(B)/obj/lib/libsgc.o $(B)/obj/lib/jit.o $(B)/obj/lib/cache.o $(GEN)/rt_symbols.o
+SGCLIB_OBJ := $(B)/obj/lib/libsgc.o $(B)/obj/lib/jit.o $(B)/obj/lib/cache.o $(B)/obj/lib/rt_symbols.o
 
 SGC := $(B)/bin/sgc
 SGC_OPT := $(B)/bin/sgc-opt
@@ -105,11 +105,6 @@ $(B)/include/sg_runtime.h: runtime/sg_runtime.h
 # runtime to -lsgrt; libsgc.so, which the Python module loads (and which
 # lives in it, so that -lsgc always means the static library), carries its
 # own copy and exports only the public names.
-$(GEN)/rt_symbols.c: $(LIBSGRT) tools/rt_symbols.sh
-	@mkdir -p $(GEN)
-	sh tools/rt_symbols.sh $(LIBSGRT) $@
-$(GEN)/rt_symbols.o: $(GEN)/rt_symbols.c lib/jit.h
-	$(CC) $(CFLAGS_ALL) $(LLVM_CFLAGS) -Ilib -c $< -o $@
 $(LIBSGC): $(LIB_OBJ) $(SGCLIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

@@ -39,6 +39,7 @@
  *   cg_data.c      operations that can fail (division, indexing)
  *   cg_parallel.c  loops moved to the thread pool
  *   cg_alias.c     alias scopes for a loop's buffers
+ *   cg_rt.c        the runtime's functions, declared from runtime/rt_functions.def
  * Headers:
  *   cg.h           this file: what the driver and the library call
  *   cg_internal.h  what the files above share, a banner per file

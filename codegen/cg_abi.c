@@ -71,16 +71,14 @@ static LLVMValueRef derived_value(Cg *g, LLVMValueRef symv, const int *syms, int
 
 /* A call of runtime function `name` returning its int, then `ret` of it
  * when `bad` holds; continues in a fresh block otherwise. */
-static void fail_with(Cg *g, LLVMValueRef fn_ir, LLVMValueRef bad, const char *name,
-                      LLVMTypeRef *tys, LLVMValueRef *args, int n) {
+static void fail_with(Cg *g, LLVMValueRef fn_ir, LLVMValueRef bad, RtFunc rt, LLVMValueRef *args,
+                      int n) {
   LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn_ir, "bad_size");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn_ir, "size_ok");
   LLVMBuildCondBr(g->b, bad, fail, ok);
   LLVMPositionBuilderAtEnd(g->b, fail);
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, tys, (unsigned)n, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, name, fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, rt, &fty);
   LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, fn, args, (unsigned)n, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
 }
@@ -99,10 +97,9 @@ static void check_derived(Cg *g, Function *f, LLVMValueRef fn, LLVMValueRef symv
     LLVMValueRef v = derived_value(g, symv, syms, nsyms, s);
     LLVMValueRef fname = LLVMBuildGlobalStringPtr(g->b, f->name, "fname");
     LLVMValueRef sname = LLVMBuildGlobalStringPtr(g->b, g->m->syms[s], "size");
-    LLVMTypeRef t3[3] = {g->ptr, g->ptr, g->i64};
     LLVMValueRef a3[3] = {fname, sname, v};
     fail_with(g, fn, LLVMBuildICmp(g->b, LLVMIntSLT, v, LLVMConstInt(g->i64, 0, 0), ""),
-              "sg_rt_negative_size", t3, a3, 3);
+              RT_negative_size, a3, 3);
     /* the first output whose shape holds it bound it in sg_rt_check */
     for (int a = 0; a < f->nresults; a++) {
       const Type *t = &f->results[a]->type;
@@ -112,13 +109,11 @@ static void check_derived(Cg *g, Function *f, LLVMValueRef fn, LLVMValueRef symv
       if (!uses)
         continue;
       LLVMValueRef bound = LLVMBuildLoad2(g->b, g->i64, slotp, "");
-      LLVMTypeRef t6[6] = {g->ptr, g->ptr, g->ptr, g->ptr, g->ptr, g->i64};
       LLVMValueRef a6[6] = {fname, LLVMBuildGlobalStringPtr(g->b, f->result_names[a], "arg"),
                             LLVMGetParam(fn, (unsigned)(f->nparams + a)),
                             LLVMBuildGlobalStringPtr(g->b, ir_dims_str(g->m, t, buf, sizeof buf), "dims"),
                             sname, v};
-      fail_with(g, fn, LLVMBuildICmp(g->b, LLVMIntNE, bound, v, ""), "sg_rt_size_mismatch", t6,
-                a6, 6);
+      fail_with(g, fn, LLVMBuildICmp(g->b, LLVMIntNE, bound, v, ""), RT_size_mismatch, a6, 6);
       break;
     }
     LLVMBuildStore(g->b, v, slotp);
@@ -229,11 +224,8 @@ void cg_export(Cg *g, Function *f) {
     LLVMValueRef idx = LLVMConstInt(g->i64, (unsigned)k, 0);
     LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)k), LLVMBuildInBoundsGEP2(g->b, g->ptr, argv, &idx, 1, ""));
   }
-  LLVMTypeRef cps[3] = {g->ptr, g->ptr, g->ptr};
-  LLVMTypeRef check_ty = LLVMFunctionType(g->i32, cps, 3, 0);
-  LLVMValueRef check = LLVMGetNamedFunction(g->mod, "sg_rt_check");
-  if (!check)
-    check = LLVMAddFunction(g->mod, "sg_rt_check", check_ty);
+  LLVMTypeRef check_ty;
+  LLVMValueRef check = cg_rt(g, RT_check, &check_ty);
   LLVMValueRef cargs[3] = {signature(g, f, syms, nsyms), argv, symv};
   LLVMValueRef rc = LLVMBuildCall2(g->b, check_ty, check, cargs, 3, "rc");
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""), bad, run);

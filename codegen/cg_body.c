@@ -52,10 +52,8 @@ static void check_sizes(Body *B, int n) {
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "sizes_ok");
   LLVMBuildCondBr(g->b, ovf, bad, ok);
   LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, &g->ptr, 1, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "sg_rt_too_large");
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, "sg_rt_too_large", fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_too_large, &fty);
   LLVMValueRef name = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
   LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, fn, &name, 1, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
@@ -188,14 +186,13 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   LLVMValueRef base = NULL;
   LLVMTypeRef fty;
   if (any_temp) {
-    LLVMValueRef alloc = cg_rt(g, "sg_rt_ws_acquire", g->ptr, &g->i64, 1, &fty);
+    LLVMValueRef alloc = cg_rt(g, RT_ws_acquire, &fty);
     base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
     LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, base, ""), fail, ok);
     LLVMPositionBuilderAtEnd(g->b, fail);
-    LLVMTypeRef ps[2] = {g->ptr, g->i64};
-    LLVMValueRef failed = cg_rt(g, "sg_rt_alloc_failed", g->i32, ps, 2, &fty);
+    LLVMValueRef failed = cg_rt(g, RT_alloc_failed, &fty);
     const char *public_name = f->name;
     LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, public_name, "fname"), total};
     LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
@@ -225,7 +222,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
   }
   cg_region_finish(&B);
   if (base) {
-    LLVMValueRef fr = cg_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
+    LLVMValueRef fr = cg_rt(g, RT_ws_release, &fty);
     LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
   }
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));

@@ -62,7 +62,7 @@ void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out) {
   Dim d = st->dim[a.axis];
   a.n = cg_dim(B, d);
   if (d.sym >= 0) /* a literal 0 is a compile-time error (frontend/lower.c) */
-    cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntEQ, a.n, i64c(g, 0), ""), v, "sg_rt_empty_axis",
+    cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntEQ, a.n, i64c(g, 0), ""), v, RT_empty_axis,
                NULL, 0);
   a.best = cg_entry_alloca(B, cg_elem_type(g, st->dtype));
   a.pos = cg_entry_alloca(B, g->i64);
@@ -85,8 +85,8 @@ void cg_emit_random(Body *B, const Inst *v, LLVMValueRef out) {
     nk = cg_numel(B, &key->type);
   }
   int kind = v->op == OP_uniform ? 0 : v->op == OP_normal ? 1 : 2;
-  LLVMTypeRef ps[6] = {g->i32, g->i32, g->ptr, g->i64, g->ptr, g->i64}, fty;
-  LLVMValueRef fn = cg_rt(g, "sg_rt_random", g->vd, ps, 6, &fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_random, &fty);
   LLVMValueRef args[6] = {LLVMConstInt(g->i32, (unsigned)kind, 0),
                           LLVMConstInt(g->i32, (unsigned)v->type.dtype, 0), kp, nk, out,
                           cg_numel(B, &v->type)};

@@ -25,21 +25,15 @@ LLVMValueRef cg_where(Body *B, const Inst *at) {
 
 /* The runtime call that sets the message ("f: model.sg:9: ...") and the
  * body's failure exit. */
-static void report_call(Body *B, const Inst *at, const char *rt, LLVMValueRef *args, int nargs) {
+static void report_call(Body *B, const Inst *at, RtFunc rt, LLVMValueRef *args, int nargs) {
   Cg *g = B->g;
   LLVMValueRef all[8];
-  LLVMTypeRef tys[8];
   all[0] = LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname");
   all[1] = cg_where(B, at);
-  tys[0] = tys[1] = g->ptr;
-  for (int k = 0; k < nargs && k < 6; k++) {
+  for (int k = 0; k < nargs && k < 6; k++)
     all[2 + k] = args[k];
-    tys[2 + k] = LLVMTypeOf(args[k]);
-  }
-  LLVMTypeRef fty = LLVMFunctionType(g->i32, tys, (unsigned)(2 + nargs), 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, rt);
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, rt, fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, rt, &fty);
   cg_fail_exit(B, LLVMBuildCall2(g->b, fty, fn, all, (unsigned)(2 + nargs), ""));
 }
 
@@ -49,11 +43,11 @@ static void report_call(Body *B, const Inst *at, const char *rt, LLVMValueRef *a
  * call afterwards, on the calling thread (sg_last_error is per thread). */
 struct ParCheck {
   const Inst *at;
-  const char *rt;
+  RtFunc rt;
   int nargs;
 };
 
-static void record_failure(Body *B, const Inst *at, const char *rt, LLVMValueRef *args,
+static void record_failure(Body *B, const Inst *at, RtFunc rt, LLVMValueRef *args,
                            int nargs) {
   Cg *g = B->g;
   Par *p = B->par;
@@ -130,7 +124,7 @@ void cg_par_fail_report(Body *B, Par *p) {
 }
 
 /* Branch to a failure when `bad` holds. */
-void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
+void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, RtFunc rt, LLVMValueRef *args,
                 int nargs) {
   Cg *g = B->g;
   LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "bad_value");
@@ -159,7 +153,7 @@ LLVMValueRef cg_int_divide(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef 
   LLVMBuilderRef bd = g->b;
   LLVMValueRef zero = i32c(g, 0), one = i32c(g, 1), minus1 = i32c(g, -1);
   if (!(LLVMIsAConstantInt(b) && LLVMConstIntGetSExtValue(b) != 0))
-    cg_fail_if(B, LLVMBuildICmp(bd, LLVMIntEQ, b, zero, ""), v, "sg_rt_div_zero", NULL, 0);
+    cg_fail_if(B, LLVMBuildICmp(bd, LLVMIntEQ, b, zero, ""), v, RT_div_zero, NULL, 0);
   LLVMValueRef m1 = LLVMBuildICmp(bd, LLVMIntEQ, b, minus1, "");
   LLVMValueRef safe = LLVMBuildSelect(bd, LLVMBuildOr(bd, m1, LLVMBuildICmp(bd, LLVMIntEQ, b, zero, ""), ""),
                                       one, b, "");
@@ -187,7 +181,7 @@ static LLVMValueRef checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLV
   LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, r, i64c(g, 0), "");
   LLVMValueRef j = LLVMBuildSelect(g->b, neg, LLVMBuildAdd(g->b, r, size, ""), r, "");
   LLVMValueRef args[2] = {r, size};
-  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntUGE, j, size, ""), at, "sg_rt_bad_index", args, 2);
+  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntUGE, j, size, ""), at, RT_bad_index, args, 2);
   return j;
 }
 
@@ -209,7 +203,7 @@ static LLVMValueRef slice_start(Body *B, const Inst *at, LLVMValueRef raw, LLVMV
   LLVMValueRef bad_end = LLVMBuildICmp(g->b, LLVMIntSGT, end, size, "");
   LLVMValueRef shown = LLVMBuildSelect(g->b, bad_start, r, end, "");
   LLVMValueRef args[2] = {shown, size};
-  cg_fail_if(B, LLVMBuildOr(g->b, bad_start, bad_end, ""), at, "sg_rt_bad_index", args, 2);
+  cg_fail_if(B, LLVMBuildOr(g->b, bad_start, bad_end, ""), at, RT_bad_index, args, 2);
   return s;
 }
 

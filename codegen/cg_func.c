@@ -458,18 +458,6 @@ void cg_emit_view(Body *B, Inst *v) {
   s->computed = true;
 }
 
-static LLVMValueRef declare_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
-                               LLVMTypeRef *fty) {
-  *fty = LLVMFunctionType(ret, ps, (unsigned)n, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-  return fn ? fn : LLVMAddFunction(g->mod, name, *fty);
-}
-
-LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
-                   LLVMTypeRef *fty) {
-  return declare_rt(g, name, ret, ps, n, fty);
-}
-
 LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t) { return entry_alloca(B, t); }
 
 void cg_fail_exit(Body *B, LLVMValueRef code) {
@@ -477,7 +465,7 @@ void cg_fail_exit(Body *B, LLVMValueRef code) {
   cg_region_finish(B);
   if (B->temps) {
     LLVMTypeRef fty;
-    LLVMValueRef fr = declare_rt(g, "sg_rt_ws_release", g->vd, &g->ptr, 1, &fty);
+    LLVMValueRef fr = cg_rt(g, RT_ws_release, &fty);
     LLVMBuildCall2(g->b, fty, fr, &B->temps, 1, "");
   }
   LLVMBuildRet(g->b, code);

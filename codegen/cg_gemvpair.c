@@ -314,9 +314,9 @@ static LLVMValueRef at(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef off) {
   return LLVMBuildInBoundsGEP2(B->g->b, cg_mem_type(B->g, dt), buf, &off, 1, "");
 }
 
-static LLVMValueRef call(Body *B, const char *name, LLVMValueRef *args, LLVMTypeRef *ps, int n) {
+static LLVMValueRef call(Body *B, RtFunc f, LLVMValueRef *args, int n) {
   LLVMTypeRef fty;
-  LLVMValueRef fn = cg_rt(B->g, name, B->g->vd, ps, n, &fty);
+  LLVMValueRef fn = cg_rt(B->g, f, &fty);
   return LLVMBuildCall2(B->g->b, fty, fn, args, (unsigned)n, "");
 }
 
@@ -358,8 +358,7 @@ void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
   Slot *zs = cg_slot(B, p->fwd);
   LLVMValueRef z = zs->pairbuf ? zs->pairbuf : at(B, dt, buf_of(B, p->fwd), i0);
   LLVMValueRef args[7] = {rows, d, m, d, buf_of(B, p->vec), z, LLVMConstInt(g->i32, p->adj != NULL, 0)};
-  LLVMTypeRef ps[7] = {g->i64, g->i64, g->ptr, g->i64, g->ptr, g->ptr, g->i32};
-  call(B, dt == DT_F64 ? "sg_rt_gemv_rows_f64" : "sg_rt_gemv_rows_f32", args, ps, 7);
+  call(B, dt == DT_F64 ? RT_gemv_rows_f64 : RT_gemv_rows_f32, args, 7);
 }
 
 void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk) {
@@ -373,8 +372,7 @@ void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLV
   LLVMValueRef gv = gs->pairbuf ? gs->pairbuf : at(B, dt, buf_of(B, p->g), i0);
   LLVMValueRef args[7] = {rows, d, gv, m, d, partial(B, p, chunk),
                           LLVMConstInt(g->i32, p->adj->op == OP_matmulz, 0)};
-  LLVMTypeRef ps[7] = {g->i64, g->i64, g->ptr, g->ptr, g->i64, g->ptr, g->i32};
-  call(B, dt == DT_F64 ? "sg_rt_gemv_acc_f64" : "sg_rt_gemv_acc_f32", args, ps, 7);
+  call(B, dt == DT_F64 ? RT_gemv_acc_f64 : RT_gemv_acc_f32, args, 7);
 }
 
 void cg_pair_group_end(Body *B, CgPair *p) {

@@ -221,6 +221,18 @@ void cg_memory_plan(Body *B, int n);
 void cg_inplace_plan(Body *B, int n);     /* cg_memory.c's last step */
 bool cg_inplace_emit(Body *B, Inst *i);   /* false: i is not updated in place */
 
+/* ---- cg_rt.c: the runtime functions the generated code calls ---- */
+/* One per row of runtime/rt_functions.def: RT_<name> is sg_rt_<name>. */
+typedef enum RtFunc {
+#define RT(name, ret, params) RT_##name,
+#include "../runtime/rt_functions.def"
+#undef RT
+  RT_NFUNCS
+} RtFunc;
+/* sg_rt_<f>'s declaration in g's module (made at the first use), its
+ * function type in *fty: the table's row, the C prototype's type. */
+LLVMValueRef cg_rt(Cg *g, RtFunc f, LLVMTypeRef *fty);
+
 /* ---- cg_func.c: the helpers cg_region.c uses ---- */
 Slot *cg_slot(Body *B, const Inst *v);
 LLVMValueRef cg_eval_scalar(Body *B, const Inst *v);           /* a scalar's element */
@@ -229,8 +241,6 @@ void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst);   /* the same, by i
 void cg_emit_block(Body *B, Inst *first);                      /* a block's values */
 LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t);
 LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in memory */
-LLVMValueRef cg_rt(Cg *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *ps, int n,
-                   LLVMTypeRef *fty);                          /* a runtime function */
 /* Leave the function early with error `code` (the message already set):
  * frees the loop tapes, hands the temporaries back, returns code. Emitted
  * at each failure site, so that cg_split.c can still cut the body. */
@@ -414,7 +424,7 @@ void cg_scatter_into(Body *B, const Inst *v, LLVMValueRef out, bool sub);
 /* Branch to the function's failure exit when `bad` holds, after calling
  * the runtime's `rt` (which sets the message; its arguments follow the
  * function name and "file.sg:LINE" of `at`). */
-void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, const char *rt, LLVMValueRef *args,
+void cg_fail_if(Body *B, LLVMValueRef bad, const Inst *at, RtFunc rt, LLVMValueRef *args,
                 int nargs);
 /* "model.sg:9": where `at` is, for run-time messages (a global string). */
 LLVMValueRef cg_where(Body *B, const Inst *at);

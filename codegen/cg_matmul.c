@@ -41,15 +41,9 @@ static void call_gemm(Body *B, const Inst *v, int ta, int tb, LLVMValueRef m, LL
                       LLVMValueRef ldb, LLVMValueRef c, LLVMValueRef acc) {
   Cg *g = B->g;
   bool f64 = v->type.dtype == DT_F64;
-  static const char *const names[2][2] = {{"sg_rt_gemm_f32", "sg_rt_gemm_f64"},
-                                          {"sg_rt_gemmz_f32", "sg_rt_gemmz_f64"}};
-  const char *name = names[v->op == OP_matmulz][f64];
-  LLVMTypeRef params[12] = {g->i32, g->i32, g->i64, g->i64, g->i64, g->ptr,
-                            g->i64, g->ptr, g->i64, g->ptr, g->i64, g->i32};
-  LLVMTypeRef fty = LLVMFunctionType(g->vd, params, 12, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, name, fty);
+  static const RtFunc gemm[2][2] = {{RT_gemm_f32, RT_gemm_f64}, {RT_gemmz_f32, RT_gemmz_f64}};
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, gemm[v->op == OP_matmulz][f64], &fty);
   LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
                            m, n, k, a, lda, b, ldb, c, n, acc};
   LLVMBuildCall2(g->b, fty, fn, args, 12, "");

@@ -237,11 +237,8 @@ void cg_par_end(Body *B, Par *p) {
     LLVMValueRef at = i64c(g, 8 * k);
     LLVMBuildStore(g->b, p->outer[k], LLVMBuildInBoundsGEP2(g->b, g->i8, ctx, &at, 1, ""));
   }
-  LLVMTypeRef ps[4] = {g->i64, g->i64, g->ptr, g->ptr};
-  LLVMTypeRef fty = LLVMFunctionType(g->vd, ps, 4, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, "sg_rt_parallel_for");
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, "sg_rt_parallel_for", fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_parallel_for, &fty);
   LLVMValueRef args[4] = {p->n, p->chunk, p->fn, ctx};
   cg_par_fail_clear(B, p);
   /* One chunk (a small call of a loop whose size is symbolic) runs as a

@@ -320,16 +320,14 @@ static void record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   Cg *g = B->g;
   int nc = R->n;
   LLVMTypeRef fty;
-  LLVMTypeRef ps[2] = {g->ptr, g->i64};
-  LLVMValueRef push = cg_rt(g, "sg_rt_tape_push", g->ptr, ps, 2, &fty);
+  LLVMValueRef push = cg_rt(g, RT_tape_push, &fty);
   LLVMValueRef args[2] = {R->tape, R->stride};
   LLVMValueRef at = LLVMBuildCall2(g->b, fty, push, args, 2, "slot");
   LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "tape_nomem");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "recorded");
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, at, ""), bad, ok);
   LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMTypeRef fps[3] = {g->ptr, g->ptr, g->ptr};
-  LLVMValueRef failed = cg_rt(g, "sg_rt_tape_failed", g->i32, fps, 3, &fty);
+  LLVMValueRef failed = cg_rt(g, RT_tape_failed, &fty);
   LLVMValueRef fargs[3] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), cg_where(B, op), R->tape};
   cg_fail_exit(B, LLVMBuildCall2(g->b, fty, failed, fargs, 3, ""));
   LLVMPositionBuilderAtEnd(g->b, ok);
@@ -413,8 +411,8 @@ static LLVMValueRef fname(Body *B) { return LLVMBuildGlobalStringPtr(B->g->b, B-
  * with this loop's share of the budget. */
 static void ckpt_begin(Body *B, Inst *op, RegionCg *R, LLVMValueRef trips) {
   Cg *g = B->g;
-  LLVMTypeRef fty, ps[6] = {g->ptr, g->i64, g->i64, g->i64, g->ptr, g->ptr};
-  LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_begin", g->i32, ps, 6, &fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_ckpt_begin, &fty);
   LLVMValueRef args[6] = {R->ck, R->stride, i64c(g, (int64_t)(g->ad_memory / B->nunloops)), trips,
                           fname(B), cg_where(B, op)};
   fail_unless_ok(B, LLVMBuildCall2(g->b, fty, fn, args, 6, ""));
@@ -424,8 +422,8 @@ static void ckpt_begin(Body *B, Inst *op, RegionCg *R, LLVMValueRef trips) {
  * schedule keeps this one. */
 static void ckpt_record(Body *B, Inst *op, RegionCg *R, LLVMValueRef *cur) {
   Cg *g = B->g;
-  LLVMTypeRef fty, ps[2] = {g->ptr, g->ptr};
-  LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_fwd", g->i32, ps, 2, &fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_ckpt_fwd, &fty);
   LLVMValueRef at = cg_entry_alloca(B, g->ptr);
   LLVMValueRef args[2] = {LLVMBuildLoad2(g->b, g->ptr, R->ck, "ck"), at};
   fail_unless_ok(B, LLVMBuildCall2(g->b, fty, fn, args, 2, ""));
@@ -646,8 +644,8 @@ static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
   Region *body = &op->regions[0], *lbody = body_of(loop);
   int nc = L->n;
   start_state(B, op, R);
-  LLVMTypeRef fty, ps[3] = {g->ptr, g->ptr, g->ptr};
-  LLVMValueRef rev = cg_rt(g, "sg_rt_ckpt_reverse", g->i32, ps, 3, &fty);
+  LLVMTypeRef fty;
+  LLVMValueRef rev = cg_rt(g, RT_ckpt_reverse, &fty);
   LLVMValueRef ck = LLVMBuildLoad2(g->b, g->ptr, L->ck, "ck");
   LLVMValueRef rargs[3] = {ck, fname(B), cg_where(B, loop)};
   fail_unless_ok(B, LLVMBuildCall2(g->b, fty, rev, rargs, 3, ""));
@@ -670,8 +668,8 @@ static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "unloop_done");
   LLVMBuildBr(g->b, head);
   LLVMPositionBuilderAtEnd(g->b, head);
-  LLVMTypeRef nty, nps[3] = {g->ptr, g->ptr, g->ptr};
-  LLVMValueRef next = cg_rt(g, "sg_rt_ckpt_next", g->i32, nps, 3, &nty);
+  LLVMTypeRef nty;
+  LLVMValueRef next = cg_rt(g, RT_ckpt_next, &nty);
   LLVMValueRef nargs[3] = {LLVMBuildLoad2(g->b, g->ptr, L->ck, "ck"), posp, slotp};
   LLVMValueRef act = LLVMBuildCall2(g->b, nty, next, nargs, 3, "action");
   LLVMValueRef sw = LLVMBuildSwitch(g->b, act, done, 4);
@@ -739,12 +737,12 @@ static void free_tapes(Body *B) {
     RegionCg *R = i->nregions ? B->rg[i->id] : NULL;
     if (R && R->taped) {
       LLVMTypeRef fty;
-      LLVMValueRef fn = cg_rt(g, "sg_rt_tape_free", g->vd, &g->ptr, 1, &fty);
+      LLVMValueRef fn = cg_rt(g, RT_tape_free, &fty);
       LLVMBuildCall2(g->b, fty, fn, &R->tape, 1, "");
     }
     if (R && R->ckpt) {
       LLVMTypeRef fty;
-      LLVMValueRef fn = cg_rt(g, "sg_rt_ckpt_free", g->vd, &g->ptr, 1, &fty);
+      LLVMValueRef fn = cg_rt(g, RT_ckpt_free, &fty);
       LLVMBuildCall2(g->b, fty, fn, &R->ck, 1, "");
     }
   }

@@ -189,12 +189,12 @@ static void check_distinct(Body *B, Upd *U, LLVMValueRef scratch) {
   Cg *g = B->g;
   LLVMValueRef m = cg_numel(B, &U->tensor->type);
   LLVMValueRef table = LLVMBuildInBoundsGEP2(g->b, g->i64, cg_outer(B, scratch), &m, 1, "table");
-  LLVMTypeRef fty, ps[3] = {g->ptr, g->i64, g->ptr};
-  LLVMValueRef fn = cg_rt(g, "sg_rt_first_repeat", g->i64, ps, 3, &fty);
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, RT_first_repeat, &fty);
   LLVMValueRef args[3] = {cg_outer(B, U->pos), m, table};
   LLVMValueRef rep = LLVMBuildCall2(g->b, fty, fn, args, 3, "repeat");
   LLVMValueRef report[2] = {rep, cg_dim(B, U->i->type.dim[U->gather])};
-  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntSGE, rep, i64c(g, 0), ""), U->i, "sg_rt_repeated_index",
+  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntSGE, rep, i64c(g, 0), ""), U->i, RT_repeated_index,
              report, 2);
 }
 

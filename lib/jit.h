@@ -19,8 +19,8 @@ void *jit_lookup(const Jit *j, const char *name);
 
 void jit_free(Jit *j);
 
-/* Every function of libsgrt, by name: what generated code may call.
- * Written by the Makefile from the library (tools/rt_symbols.sh). */
+/* The runtime functions generated code may call, by name, NULL-ended:
+ * the rows of runtime/rt_functions.def (lib/rt_symbols.c). */
 typedef void JitRtFunction(void);
 typedef struct JitRtSymbol {
   const char *name;
