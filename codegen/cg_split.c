@@ -19,7 +19,11 @@
  *   - no value it defines is used outside it (values defined earlier, in
  *     what stays in the caller, become parameters);
  *   - every alloca of the entry block it uses is used only inside it (the
- *     alloca then moves with it, so mem2reg still promotes it).
+ *     alloca then moves with it, so mem2reg still promotes it);
+ *   - it does not start or end inside a loop of fewer than LOOP_WHOLE
+ *     instructions: a piece of a loop body is a call per iteration, and
+ *     the body's small temporaries (cg_temps.c, in the frame) would reach
+ *     it through memory instead of living in registers.
  * A `ret v` inside a piece returns v from the caller: such a piece returns
  * an i64, 2^32 for "go on" and v otherwise. Pieces whose values escape
  * (the prologue: sizes, temporaries) stay in the caller.
@@ -38,6 +42,8 @@
 
 /* Bodies smaller than this stay whole; pieces are about SPLIT_TARGET. */
 enum { SPLIT_MIN = 3000, SPLIT_TARGET = 800, SPLIT_MAX_ARGS = 64 };
+/* Loops smaller than this stay whole (control_cuts). */
+enum { LOOP_WHOLE = 8000 };
 
 /* ---- a pointer -> int map over ir/util.h's PtrMap (values stored as
  * v + 3, so that NULL means absent and -2, -1 stay representable) ---- */
@@ -117,6 +123,35 @@ static void control_cuts(Split *S, bool *cut, uint64_t *sig) {
       cut[i] = i > 0 && !starts_with_phi(S->bb[i]);
   }
   free(sdiff);
+  /* A loop of fewer than LOOP_WHOLE instructions is not cut inside: a
+   * piece of its body would be a call per iteration, and the small
+   * temporaries its body shares with the rest (cg_temps_on_stack) would
+   * stay in memory instead of registers. A back edge u -> v spans the
+   * blocks [v, u]. */
+  long *before = xmalloc(sizeof(long) * (size_t)(S->nb + 1)); /* instructions before block b */
+  before[0] = 0;
+  for (int b = 0; b < S->nb; b++)
+    before[b + 1] = before[b] + S->ninst[b];
+  int *no_cut_to = xmalloc(sizeof(int) * (size_t)(S->nb + 1)); /* no cut in (b, no_cut_to[b]] */
+  for (int b = 0; b <= S->nb; b++)
+    no_cut_to[b] = b;
+  for (int u = 0; u < S->nb; u++) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(S->bb[u]);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned k = 0; k < ns; k++) {
+      int v = pm_get(&S->index, LLVMGetSuccessor(t, k), -1);
+      if (v >= 0 && v <= u && before[u + 1] - before[v] < LOOP_WHOLE && no_cut_to[v] < u)
+        no_cut_to[v] = u;
+    }
+  }
+  for (int b = 0, reach = 0; b < S->nb; b++) {
+    if (b <= reach && b > 0)
+      cut[b] = false;
+    if (no_cut_to[b] > reach)
+      reach = no_cut_to[b];
+  }
+  free(no_cut_to);
+  free(before);
 }
 
 /* Last block using v (-1 if none), and the first one for allocas. */
