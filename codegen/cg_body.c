@@ -147,6 +147,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
    * without loops or branches lays them out by liveness (cg_temps.c:
    * temporaries never live at once share bytes); one with them, one after
    * the other, with room for the regions' buffers (cg_region.c). */
+  cg_frame_bind(&B);
   LLVMValueRef *offset = xmalloc(sizeof(LLVMValueRef) * (size_t)(n + 1));
   bool plain = true;
   for (Inst *i = f->first; i && plain; i = ir_walk_next(i))

@@ -640,6 +640,8 @@ static void own_describe(Body *B, const CgKernel *k, FILE *out) {
     cg_plan_shape(B, &i->type, out);
     fputs(pool_note(i, &i->type, flat), out);
   }
+  if (s->in_frame)
+    fputs(", frame", out);
 }
 
 const CgStrategy cg_own_strategy = {"own", NULL, own_recognize, NULL, NULL, own_emit, own_describe};

@@ -72,6 +72,8 @@ typedef struct Slot {
   int online;          /* the group (its max's id), -1 if none */
   int okind;           /* member kind (how its block sums are rescaled) */
   int kernel;          /* its kernel in the plan (Body.kernels), -1: none */
+  bool in_frame;       /* a small temporary of a loop or branch body: an
+                          alloca of its own (cg_temps.c, cg_frame_plan) */
 } Slot;
 
 typedef struct RegionCg RegionCg;
@@ -168,7 +170,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
  * their own in the workspace, and emits them where their head stands;
  * the planner runs the table of strategies over every block in order,
  * each taking only values no earlier one took. */
-typedef enum { CG_IN_MEMORY, CG_IN_REGISTER, CG_IN_SCRATCH } CgLives;
+typedef enum { CG_IN_MEMORY, CG_IN_REGISTER, CG_IN_SCRATCH, CG_IN_FRAME } CgLives;
 /* A value's part in its kernel (Body.member, by id). */
 struct CgMember {
   int role;      /* the strategy's own kind of member, printed by name */
@@ -250,6 +252,7 @@ void cg_fail_exit(Body *B, LLVMValueRef code);
 void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and results */
 /* Its buffers in the temporaries: total grows; bound once they exist. */
 LLVMValueRef cg_region_reserve(Body *B, Inst *op, LLVMValueRef total);
+bool cg_region_computes_into(Body *B, const Inst *v);
 void cg_region_bind(Body *B, Inst *op, LLVMValueRef base);
 void cg_region_emit(Body *B, Inst *op);
 /* May a loop's (or unloop's) state `arg` stay in one buffer that its yield
@@ -486,6 +489,8 @@ void cg_alias_end(Body *B);
  * the block's size in bytes (i64, computed at the builder's position), or
  * NULL if f has no temporaries. */
 LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset);
+void cg_frame_plan(Body *B);
+void cg_frame_bind(Body *B);
 
 /* ---- cg_parallel.c ---- */
 /* Whether a loop over n elements runs as a pool's loop (one version

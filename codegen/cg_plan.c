@@ -81,6 +81,7 @@ void cg_plan(Body *B, int n) {
   for (int k = 0; k < f->nparams; k++)
     B->pslot[k].kernel = -1;
   plan_block(B, f->first);
+  cg_frame_plan(B);
 }
 
 void cg_plan_free(Body *B) {
@@ -95,7 +96,7 @@ void cg_plan_free(Body *B) {
 
 /* ---- printing ---- */
 
-static const char *const lives_name[] = {"mem", "reg", "scratch"};
+static const char *const lives_name[] = {"mem", "reg", "scratch", "frame"};
 
 void cg_plan_value(const Inst *v, FILE *out) {
   if (v->op == OP_param)

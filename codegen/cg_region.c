@@ -183,6 +183,15 @@ static void decide_state(Body *B, Inst *op, RegionCg *R) {
       R->inplace[k] = body->yields[k];
 }
 
+bool cg_region_computes_into(Body *B, const Inst *v) {
+  Inst *op = v->parent ? v->parent->owner : NULL;
+  RegionCg *R = op ? B->rg[op->id] : NULL;
+  for (int k = 0; R && R->inplace && k < R->n; k++)
+    if (R->inplace[k] == v)
+      return true;
+  return false;
+}
+
 /* total + t's bytes, rounded up to 64 (the next buffer's start). */
 static LLVMValueRef add_buffer(Body *B, LLVMValueRef total, const Type *t) {
   Cg *g = B->g;

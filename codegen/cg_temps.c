@@ -336,3 +336,47 @@ LLVMValueRef cg_temp_layout(Body *B, int n, LLVMValueRef *offset) {
   free(t);
   return total;
 }
+
+/* Temporaries of a few literal elements (a 3-vector, a 2 x 15 block) in a
+ * loop or branch body live in the function's frame, each an alloca of its
+ * own, rather than in the workspace: once LLVM has unrolled their loops it
+ * keeps them in registers (SROA), which it cannot do for memory behind a
+ * pointer the runtime returned. A loop body made of such values (a
+ * Jacobian per observation) then runs in registers, as an expert's C
+ * would; cg_split.c keeps such a body in one function. The frame stays
+ * within FRAME_MAX bytes, so that thousands of small values do not need a
+ * large stack (each alloca has bytes of its own: no sharing by liveness).
+ * The plan prints them as `frame`. */
+enum { FRAME_TEMP_MAX = 256, FRAME_MAX = 16384 }; /* bytes */
+
+static int64_t frame_bytes(const Inst *v) { return (key_of(v).c + 15) & ~(int64_t)15; }
+
+void cg_frame_plan(Body *B) {
+  int64_t used = 0;
+  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
+    Slot *s = cg_slot(B, i);
+    if (!i->parent || !s->has_buf || i->op == OP_reshape || s->view || i->op == OP_proj ||
+        s->internal || s->acc_into || s->inplace_of || i->nregions || cg_region_computes_into(B, i))
+      continue;
+    Key k = key_of(i);
+    int64_t bytes = frame_bytes(i);
+    if (k.nsym > 0 || k.c == 0 || k.c > FRAME_TEMP_MAX || used + bytes > FRAME_MAX)
+      continue;
+    used += bytes;
+    s->in_frame = true;
+    if (B->member[i->id].lives == CG_IN_MEMORY)
+      B->member[i->id].lives = CG_IN_FRAME;
+  }
+}
+
+void cg_frame_bind(Body *B) {
+  for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
+    Slot *s = cg_slot(B, i);
+    if (!s->in_frame || s->buf)
+      continue;
+    int64_t bytes = frame_bytes(i);
+    LLVMValueRef a = cg_alloca_at(B->g, B->entry, LLVMArrayType(B->g->i8, (unsigned)bytes), "small");
+    LLVMSetAlignment(a, bytes >= 64 ? 64 : 16);
+    s->buf = a;
+  }
+}
