@@ -24,7 +24,8 @@ static void one(const double *cam, const double *X, double w, const double *feat
   double pr[3], R[3][3], Jr[3][3];
   double sq = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
   if (sq != 0) {
-    double th = sqrt(sq), ct = cos(th), st = sin(th), u[3] = {r[0] / th, r[1] / th, r[2] / th};
+    double th = sqrt(sq), ith = 1 / th, ct = cos(th), st = sin(th);
+    double u[3] = {r[0] * ith, r[1] * ith, r[2] * ith};
     double uxp[3], up = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
     cross(u, p, uxp);
     for (int i = 0; i < 3; i++)
@@ -41,7 +42,7 @@ static void one(const double *cam, const double *X, double w, const double *feat
       a[i] = -st * p[i] + ct * uxp[i] + st * up * u[i];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++)
-        P[i][j] = ((i == j) - u[i] * u[j]) / th;
+        P[i][j] = ((i == j) - u[i] * u[j]) * ith;
     double pP[3];
     for (int j = 0; j < 3; j++)
       pP[j] = p[0] * P[0][j] + p[1] * P[1][j] + p[2] * P[2][j];
@@ -63,7 +64,7 @@ static void one(const double *cam, const double *X, double w, const double *feat
         Jr[i][j] = -px[i][j];
       }
   }
-  double z = pr[2], pj[2] = {pr[0] / z, pr[1] / z};
+  double z = pr[2], iz = 1 / z, pj[2] = {pr[0] * iz, pr[1] * iz};
   double s = pj[0] * pj[0] + pj[1] * pj[1];
   double f = cam[6], k1 = cam[9], k2 = cam[10], dist = 1 + k1 * s + k2 * s * s;
   for (int i = 0; i < 2; i++)
@@ -76,8 +77,8 @@ static void one(const double *cam, const double *X, double w, const double *feat
       M[i][j] = w * f * ((i == j) * dist + g * pj[i] * pj[j]);
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 3; j++) {
-      double dp0 = j == 0 ? 1 / z : j == 2 ? -pj[0] / z : 0;
-      double dp1 = j == 1 ? 1 / z : j == 2 ? -pj[1] / z : 0;
+      double dp0 = j == 0 ? iz : j == 2 ? -pj[0] * iz : 0;
+      double dp1 = j == 1 ? iz : j == 2 ? -pj[1] * iz : 0;
       D[i][j] = M[i][0] * dp0 + M[i][1] * dp1;
     }
   for (int i = 0; i < 2; i++) {
@@ -97,7 +98,7 @@ static void one(const double *cam, const double *X, double w, const double *feat
     row[8] = i == 1 ? w : 0;            /* v0 */
     row[9] = w * pj[i] * f * s;         /* k1 */
     row[10] = w * pj[i] * f * s * s;    /* k2 */
-    row[14] = res[i] / w;               /* w */
+    row[14] = pj[i] * dist * f + cam[7 + i] - feat[i]; /* w */
   }
 }
 
