@@ -2,7 +2,8 @@
  * adjoints) as calls to the runtime's GEMM (sg_rt_gemm_f32/f64,
  * sg_rt_gemmz_*), reading a transposed operand in place; batched products
  * as one GEMM where the batch is contiguous rows, else one per batch
- * element; and small matrix-vector products inline (emit_small_gemv).
+ * element; small matrix-vector products inline (emit_small_gemv); and
+ * products of small literal matrices written out (emit_small_product).
  * The fused matrix-vector pairs of a gradient are cg_gemvpair.c's.
  *
  * Requires: plan has given each operand memory (or its transposed
@@ -78,6 +79,57 @@ static LLVMValueRef elem_ptr(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef o
   return LLVMBuildInBoundsGEP2(B->g->b, cg_mem_type(B->g, dt), buf, &off, 1, "");
 }
 
+/* Matrices of at most SMALL_MAT rows and columns, literal sizes: a product
+ * is a few dozen multiply-adds, which the GEMM's call, dispatch and
+ * packing cost many times over (a batch of 16,384 2 x 2 products took 45x
+ * an expert's loop). Such a product is written out, unrolled, one per
+ * batch element; its terms with a zero factor are left out for matmulz
+ * (the zero rule, like sg_rt_gemmz). */
+enum { SMALL_MAT = 8 };
+
+static bool literal_small(Dim d, int64_t *size) {
+  if (d.sym >= 0 || d.size > SMALL_MAT)
+    return false;
+  *size = d.size;
+  return true;
+}
+
+/* The literal sizes m, k, n of v's matrices, if all are small. */
+static bool small_product(const Inst *v, int64_t *m, int64_t *k, int64_t *n) {
+  const Type *tx = &v->args[0]->type, *ty = &v->args[1]->type;
+  *m = *n = 1;
+  return (tx->rank < 2 || literal_small(tx->dim[tx->rank - 2], m)) &&
+         literal_small(tx->dim[tx->rank - 1], k) &&
+         (ty->rank < 2 || literal_small(ty->dim[ty->rank - 1], n));
+}
+
+/* c (+)= a @ b for one m x k by k x n product at pa, pb, pc; a operand
+ * read transposed in place (ta) has its element (i, j) at j * m + i. */
+static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m, int64_t k,
+                               int64_t n, LLVMValueRef pa, LLVMValueRef pb, LLVMValueRef pc,
+                               bool accumulate) {
+  Cg *g = B->g;
+  DType dt = v->type.dtype;
+  LLVMTypeRef et = cg_elem_type(g, dt);
+  LLVMValueRef zero = LLVMConstReal(et, 0);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      LLVMValueRef sum = accumulate ? cg_load(B, dt, pc, i64c(g, i * n + j)) : NULL;
+      for (int64_t l = 0; l < k; l++) {
+        LLVMValueRef x = cg_load(B, dt, pa, i64c(g, ta ? l * m + i : i * k + l));
+        LLVMValueRef y = cg_load(B, dt, pb, i64c(g, tb ? j * k + l : l * n + j));
+        LLVMValueRef t = LLVMBuildFMul(g->b, x, y, "");
+        if (v->op == OP_matmulz) {
+          LLVMValueRef z = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""),
+                                       LLVMBuildFCmp(g->b, LLVMRealOEQ, y, zero, ""), "");
+          t = LLVMBuildSelect(g->b, z, zero, t, "");
+        }
+        sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
+      }
+      cg_store(B, dt, pc, i64c(g, i * n + j), sum ? sum : zero);
+    }
+}
+
 /* A product of rank above 2: one GEMM per element of the operands'
  * broadcast batch, reading each operand's matrix at its (broadcast) batch
  * position and writing, or adding where the result sums over a batch axis,
@@ -101,19 +153,23 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
   Type fb = batch_of(&full), bx = batch_of(tx), by = batch_of(ty), bv = batch_of(&v->type);
   LLVMValueRef nb = cg_numel(B, &fb);
   LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
-  if (!ta && by.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&bv, &fb)) {
+  int64_t sm, sk, sn;
+  bool small = small_product(v, &sm, &sk, &sn);
+  if (small) { /* the loop below, unrolled products */
+  } else if (!ta && by.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&bv, &fb)) {
     call_gemm(B, v, ta, tb, cg_mul64(g, nb, m), n, k, a, lda, b, ldb, out, acc);
     return;
-  }
-  if (ta && !tb && bv.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&by, &fb)) {
+  } else if (ta && !tb && bv.rank == 0 && ir_shape_eq(&bx, &fb) && ir_shape_eq(&by, &fb)) {
     call_gemm(B, v, ta, tb, m, n, cg_mul64(g, nb, k), a, lda, b, ldb, out, acc);
     return;
   }
+  bool adds = accumulate;
   if (!ir_shape_eq(&bv, &fb)) { /* products add up: start from zero */
     if (!accumulate)
       LLVMBuildMemSet(g->b, out, LLVMConstInt(g->i8, 0, 0), cg_bytes(B, &v->type),
                       (unsigned)cg_elem_size(v->type.dtype));
     acc = LLVMConstInt(g->i32, 1, 0);
+    adds = true;
   }
   void *L;
   LLVMValueRef j = cg_loop_begin(B, nb, &L), idx[IR_MAX_RANK];
@@ -127,7 +183,10 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
   LLVMValueRef pa = elem_ptr(B, dt, a, batch_offset(B, tx, &fb, idx, cg_mul64(g, m, k)));
   LLVMValueRef pb = elem_ptr(B, dt, b, batch_offset(B, ty, &fb, idx, cg_mul64(g, k, n)));
   LLVMValueRef pc = elem_ptr(B, dt, out, batch_offset(B, &v->type, &fb, idx, cg_mul64(g, m, n)));
-  call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
+  if (small)
+    emit_small_product(B, v, ta, tb, sm, sk, sn, pa, pb, pc, adds);
+  else
+    call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
   cg_loop_end(B, L);
 }
 
@@ -174,6 +233,11 @@ void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
   LLVMValueRef n = y->type.rank == 2 ? cg_dim(B, y->type.dim[1]) : one;
   LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
   LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
+  int64_t sm, sk, sn;
+  if (small_product(v, &sm, &sk, &sn)) {
+    emit_small_product(B, v, ta, tb, sm, sk, sn, a, b, out, accumulate);
+    return;
+  }
   if (v->op != OP_matmul || x->type.rank != 2 || y->type.rank != 1 || ta) {
     call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, acc);
     return;

@@ -151,6 +151,14 @@ int main(void) {
   CASE(bm_vecl, S(4), S(3, 4, 2));
   CASE(bm_vecr, S(3, 2, 4), S(4));
   run("bm_trans", bm_trans, bm_trans_vjp, S(2, 4, 3), S(2, 4, 5), 1);
+#ifdef LITERAL_MATRICES /* batched_matmul_small.sg: matrix sizes fixed as above */
+  CASE(bm_plain, S(3, 4), S(4, 5));
+  CASE(bm_matvec, S(3, 4), S(4));
+  CASE(bm_bcast, S(0, 1, 3, 4), S(3, 4, 2));
+  CASE(bm_bcast, S(2, 1, 3, 4), S(0, 4, 2));
+  CASE(bm_right2, S(0, 2, 4), S(4, 5));
+  CASE(bm_left2, S(3, 4), S(0, 4, 5));
+#else
   /* Larger than the GEMM kernel's unpacked threshold. */
   CASE(bm_bcast, S(3, 1, 17, 33), S(2, 33, 19));
   CASE(bm_right2, S(4, 20, 30), S(30, 40));
@@ -160,6 +168,7 @@ int main(void) {
   CASE(bm_right2, S(0, 3, 4), S(4, 5));
   CASE(bm_same, S(2, 3, 0), S(2, 0, 5));
   CASE(bm_left2, S(3, 4), S(0, 4, 5));
+#endif
   run_second();
   return sgt_finish();
 }

@@ -1,0 +1,43 @@
+/* Driver for small_matmul_zero.test. a = [[inf, 1], [1, 1]], x all ones:
+ * y = [[inf, inf], [2, 2]], the loss sums the finite row, so the seed is
+ * g = [[0, 0], [1, 1]]; d_x = a^T @ g = [[1, 1], [1, 1]] (the terms inf * 0
+ * left out, not NaN) and d_a = g @ x^T = [[0, 0], [2, 2]]. The batch case
+ * repeats it in both elements of a batch of 2. */
+#include "zr.h"
+#include "sgtest.h"
+
+static void fill(sg_tensor *t, const double *v, int64_t n) {
+  for (int64_t i = 0; i < sgt_numel(t); i++)
+    sgt_set(t, i, v[i % n]);
+}
+
+static const double A[4] = {INFINITY, 1, 1, 1}, X[4] = {1, 1, 1, 1};
+static const double DX[4] = {1, 1, 1, 1}, DA[4] = {0, 0, 2, 2};
+
+static void check(const char *name, const sg_tensor *da, const sg_tensor *dx, double loss,
+                  double want_loss) {
+  printf("%s:\n", name);
+  CHECK_CLOSE(loss, want_loss, 0);
+  for (int64_t i = 0; i < sgt_numel(dx); i++) {
+    CHECK_CLOSE(sgt_get(dx, i), DX[i % 4], 0);
+    CHECK_CLOSE(sgt_get(da, i), DA[i % 4], 0);
+  }
+}
+
+int main(void) {
+  int64_t s2[2] = {2, 2}, s3[3] = {2, 2, 2};
+  sg_tensor a = sgt_tensor(SG_F64, 2, s2), x = sgt_tensor(SG_F64, 2, s2);
+  sg_tensor da = sgt_tensor(SG_F64, 2, s2), dx = sgt_tensor(SG_F64, 2, s2);
+  sg_tensor out = sgt_scalar(SG_F64);
+  fill(&a, A, 4), fill(&x, X, 4);
+  CHECK_EQ_INT(zr_plain_grad(&a, &x, &out, &da, &dx), SG_OK);
+  check("zr_plain", &da, &dx, sgt_get(&out, 0), 4);
+  sg_tensor ab = sgt_tensor(SG_F64, 3, s3), xb = sgt_tensor(SG_F64, 3, s3);
+  sg_tensor dab = sgt_tensor(SG_F64, 3, s3), dxb = sgt_tensor(SG_F64, 3, s3);
+  fill(&ab, A, 4), fill(&xb, X, 4);
+  CHECK_EQ_INT(zr_batch_grad(&ab, &xb, &out, &dab, &dxb), SG_OK);
+  check("zr_batch", &dab, &dxb, sgt_get(&out, 0), 8);
+  free(a.data), free(x.data), free(da.data), free(dx.data), free(out.data);
+  free(ab.data), free(xb.data), free(dab.data), free(dxb.data);
+  return sgt_finish();
+}
