@@ -6,6 +6,7 @@
  *   cg_stream.c    streaming stores, after the optimizer
  *   cg_elf.c       the two halves' objects made one
  *   cg_split.c     big bodies cut into functions LLVM optimizes one at a time
+ *                  (small loops kept whole)
  *   cg_debug.c     -g: DWARF line information
  *   cg_header.c    the C header for --header
  * An export's entry point:
@@ -15,7 +16,8 @@
  *   cg_body.c      the frame: the plan, the workspace block, the results
  *   cg_memory.c    which values get memory of their own
  *   cg_plan.c      the kernel plan: the table of strategies over every block
- *   cg_temps.c     where temporaries live in the workspace block (liveness)
+ *   cg_temps.c     where temporaries live: the workspace block (liveness),
+ *                  or the frame (small ones of loop bodies)
  *   cg_func.c      emitting the kernels in order; views and values alone
  * The strategies of the plan, in the table's order:
  *   cg_region.c    loops and branches, their state buffers and tapes
@@ -34,7 +36,8 @@
  *   cg_reduce.c    a reduction with a loop of its own
  *   cg_scan.c      cumsum, rcumsum, prod_others and concat along one axis
  *   cg_update.c    update and update_add (indexed assignment)
- *   cg_matmul.c    matrix products: calls to the runtime's GEMM
+ *   cg_matmul.c    matrix products: calls to the runtime's GEMM, small ones
+ *                  written out
  *   cg_ctor.c      argmax/argmin, random numbers
  *   cg_data.c      operations that can fail (division, indexing)
  *   cg_parallel.c  loops moved to the thread pool
