@@ -68,7 +68,8 @@ static bool same_expr(Expr *a, Expr *b) {
     if (!same_expr(a->lhs, b->lhs) || a->nindex != b->nindex)
       return false;
     for (Index *x = a->index, *y = b->index; x; x = x->next, y = y->next)
-      if (x->slice || y->slice || !same_expr(x->pos, y->pos))
+      if (x->slice != y->slice || !same_expr(x->pos, y->pos) || !same_expr(x->lo, y->lo) ||
+          !same_expr(x->hi, y->hi))
         return false;
     return true;
   }
