@@ -103,6 +103,15 @@ static bool small_product(const Inst *v, int64_t *m, int64_t *k, int64_t *n) {
          (ty->rank < 2 || literal_small(ty->dim[ty->rank - 1], n));
 }
 
+static LLVMValueRef row_load(Body *B, LLVMTypeRef vt, LLVMValueRef buf, int64_t at, unsigned align) {
+  Cg *g = B->g;
+  LLVMValueRef off = i64c(g, at);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, LLVMGetElementType(vt), cg_outer(B, buf), &off, 1, "");
+  LLVMValueRef x = LLVMBuildLoad2(g->b, vt, p, "");
+  LLVMSetAlignment(x, align);
+  return x;
+}
+
 /* c (+)= a @ b for one m x k by k x n product at pa, pb, pc; a operand
  * read transposed in place (ta) has its element (i, j) at j * m + i. */
 static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m, int64_t k,
@@ -112,6 +121,33 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
   DType dt = v->type.dtype;
   LLVMTypeRef et = cg_elem_type(g, dt);
   LLVMValueRef zero = LLVMConstReal(et, 0);
+  if (!tb && n >= 4) { /* rows of c as vectors: c_i = sum over l of a_il x_l (narrower
+                         * rows vectorize better across the batch, as scalars) */
+    LLVMTypeRef vt = LLVMVectorType(et, (unsigned)n);
+    LLVMValueRef vzero = LLVMConstNull(vt);
+    unsigned align = (unsigned)cg_elem_size(dt);
+    for (int64_t i = 0; i < m; i++) {
+      LLVMValueRef sum = accumulate ? row_load(B, vt, pc, i * n, align) : NULL;
+      for (int64_t l = 0; l < k; l++) {
+        LLVMValueRef x = cg_load(B, dt, pa, i64c(g, ta ? l * m + i : i * k + l));
+        LLVMValueRef xs = LLVMBuildShuffleVector(
+            g->b, LLVMBuildInsertElement(g->b, LLVMGetUndef(vt), x, i64c(g, 0), ""),
+            LLVMGetUndef(vt), LLVMConstNull(LLVMVectorType(g->i32, (unsigned)n)), "");
+        LLVMValueRef y = row_load(B, vt, pb, l * n, align);
+        LLVMValueRef t = LLVMBuildFMul(g->b, xs, y, "");
+        if (v->op == OP_matmulz) {
+          LLVMValueRef z = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, xs, vzero, ""),
+                                       LLVMBuildFCmp(g->b, LLVMRealOEQ, y, vzero, ""), "");
+          t = LLVMBuildSelect(g->b, z, vzero, t, "");
+        }
+        sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
+      }
+      LLVMValueRef at = i64c(g, i * n);
+      LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, et, cg_outer(B, pc), &at, 1, "");
+      LLVMSetAlignment(LLVMBuildStore(g->b, sum ? sum : vzero, p), align);
+    }
+    return;
+  }
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       LLVMValueRef sum = accumulate ? cg_load(B, dt, pc, i64c(g, i * n + j)) : NULL;

@@ -2,7 +2,9 @@
  * y = [[inf, inf], [2, 2]], the loss sums the finite row, so the seed is
  * g = [[0, 0], [1, 1]]; d_x = a^T @ g = [[1, 1], [1, 1]] (the terms inf * 0
  * left out, not NaN) and d_a = g @ x^T = [[0, 0], [2, 2]]. The batch case
- * repeats it in both elements of a batch of 2. */
+ * repeats it in both elements of a batch of 2. zr_wide, 4 x 4 with a_00 =
+ * inf and the rest ones: row 0 of y is inf, the others 4, so g has row 0
+ * zero; d_x = a^T g is 3 everywhere, d_a = g x^T has row 0 zero, then 4. */
 #include "zr.h"
 #include "sgtest.h"
 
@@ -37,7 +39,21 @@ int main(void) {
   fill(&ab, A, 4), fill(&xb, X, 4);
   CHECK_EQ_INT(zr_batch_grad(&ab, &xb, &out, &dab, &dxb), SG_OK);
   check("zr_batch", &dab, &dxb, sgt_get(&out, 0), 8);
-  free(a.data), free(x.data), free(da.data), free(dx.data), free(out.data);
+  free(a.data), free(x.data), free(da.data), free(dx.data);
   free(ab.data), free(xb.data), free(dab.data), free(dxb.data);
+  int64_t s4[2] = {4, 4};
+  sg_tensor aw = sgt_tensor(SG_F64, 2, s4), xw = sgt_tensor(SG_F64, 2, s4);
+  sg_tensor daw = sgt_tensor(SG_F64, 2, s4), dxw = sgt_tensor(SG_F64, 2, s4);
+  for (int64_t i = 0; i < 16; i++)
+    sgt_set(&aw, i, i == 0 ? INFINITY : 1), sgt_set(&xw, i, 1);
+  CHECK_EQ_INT(zr_wide_grad(&aw, &xw, &out, &daw, &dxw), SG_OK);
+  printf("zr_wide:\n");
+  CHECK_CLOSE(sgt_get(&out, 0), 48, 0);
+  for (int64_t i = 0; i < 16; i++) {
+    CHECK_CLOSE(sgt_get(&dxw, i), 3, 0);
+    CHECK_CLOSE(sgt_get(&daw, i), i < 4 ? 0 : 4, 0);
+  }
+  free(aw.data), free(xw.data), free(daw.data), free(dxw.data);
+  free(out.data);
   return sgt_finish();
 }
