@@ -35,26 +35,31 @@ int hand_take3_grad(int64_t n, const float *a, const float *w, float *loss, floa
 #define BMM(D)                                                                               \
   static float bmm##D(int64_t b, const float *a, const float *x, float *d_a, float *d_x) {  \
     double total = 0;                                                                        \
-    for (int64_t m = 0; m < b; m++) {                                                        \
-      const float *am = a + m * D * D, *xm = x + m * D * D;                                  \
-      float c[D][D], part = 0;                                                               \
-      for (int i = 0; i < D; i++)                                                            \
-        for (int j = 0; j < D; j++) {                                                        \
-          float s = 0;                                                                       \
-          for (int p = 0; p < D; p++)                                                        \
-            s += am[i * D + p] * xm[p * D + j];                                              \
-          c[i][j] = 2 * s, part += s * s;                                                    \
-        }                                                                                    \
-      total += part;                                                                         \
-      for (int i = 0; i < D; i++)                                                            \
-        for (int p = 0; p < D; p++) {                                                        \
-          float s = 0, r = 0;                                                                \
+    for (int64_t m0 = 0; m0 < b; m0 += 1024) { /* f32 blocks added in f64 */                 \
+      int64_t end = b - m0 < 1024 ? b : m0 + 1024;                                           \
+      float part = 0;                                                                        \
+      _Pragma("omp simd reduction(+ : part)")                                                \
+      for (int64_t m = m0; m < end; m++) {                                                   \
+        const float *am = a + m * D * D, *xm = x + m * D * D;                                \
+        float c[D][D];                                                                       \
+        for (int i = 0; i < D; i++)                                                          \
           for (int j = 0; j < D; j++) {                                                      \
-            s += c[i][j] * xm[p * D + j]; /* (dc x^T)[i][p] */                               \
-            r += am[j * D + i] * c[j][p]; /* (a^T dc)[i][p] */                               \
+            float s = 0;                                                                     \
+            for (int p = 0; p < D; p++)                                                      \
+              s += am[i * D + p] * xm[p * D + j];                                            \
+            c[i][j] = 2 * s, part += s * s;                                                  \
           }                                                                                  \
-          d_a[m * D * D + i * D + p] = s, d_x[m * D * D + i * D + p] = r;                    \
-        }                                                                                    \
+        for (int i = 0; i < D; i++)                                                          \
+          for (int p = 0; p < D; p++) {                                                      \
+            float s = 0, r = 0;                                                              \
+            for (int j = 0; j < D; j++) {                                                    \
+              s += c[i][j] * xm[p * D + j]; /* (dc x^T)[i][p] */                             \
+              r += am[j * D + i] * c[j][p]; /* (a^T dc)[i][p] */                             \
+            }                                                                                \
+            d_a[m * D * D + i * D + p] = s, d_x[m * D * D + i * D + p] = r;                  \
+          }                                                                                  \
+      }                                                                                      \
+      total += part;                                                                         \
     }                                                                                        \
     return (float)total;                                                                     \
   }
