@@ -193,6 +193,7 @@ static int build(Module *m, const char *module_name, const CgOptions *o, LLVMCon
   rc = 0;
 out:
   free(g.math_used);
+  ptrmap_free(&g.frame_temps);
   if (err)
     LLVMDisposeMessage(err);
   if (triple)

@@ -27,6 +27,8 @@ typedef struct Cg {
   LLVMValueRef *math_used; /* cg_mathcall.c's vector forms, kept until vectorized */
   int nmath_used;
   int alias_loops;     /* cg_alias.c: loops given alias scopes so far */
+  PtrMap frame_temps;  /* allocas of cg_frame_bind (cg_temps.c): cg_split.c
+                          keeps a small loop using one whole */
 } Cg;
 
 /* Where a value lives while a function body is generated. */

@@ -378,5 +378,6 @@ void cg_frame_bind(Body *B) {
     LLVMValueRef a = cg_alloca_at(B->g, B->entry, LLVMArrayType(B->g->i8, (unsigned)bytes), "small");
     LLVMSetAlignment(a, bytes >= 64 ? 64 : 16);
     s->buf = a;
+    *ptrmap_slot(&B->g->frame_temps, a) = a;
   }
 }
