@@ -125,13 +125,16 @@ Val lower_concat(Ctx *c, Expr *call, const struct Builtin *bi) {
   /* one dtype: weak operands take the others' (f32, or i32 if all are
    * integer literals) */
   int strong = -1;
-  for (int j = 0; j < n && strong < 0; j++)
-    if (!v[j].weak)
+  bool integral = true;
+  for (int j = 0; j < n; j++) {
+    if (!v[j].weak && strong < 0)
       strong = j;
+    integral &= v[j].integral;
+  }
   for (int j = 0; j < n; j++) {
     Expr *e = lw_nth_positional(call, j)->value;
-    if (strong < 0) {
-      v[j] = lw_concrete(c, v[j], v[j].integral ? DT_I32 : DT_F32);
+    if (strong < 0) { /* stack(2, 1, 0.1) is f32, like 2 + 0.1 */
+      v[j] = lw_concrete(c, v[j], integral ? DT_I32 : DT_F32);
       continue;
     }
     DType dt = v[strong].v->type.dtype;
