@@ -112,6 +112,18 @@ static LLVMValueRef row_load(Body *B, LLVMTypeRef vt, LLVMValueRef buf, int64_t 
   return x;
 }
 
+/* x * y, a term of v's sums (scalars or vectors alike): for matmulz, 0
+ * where either factor is 0 (mul0's rule, cg_elem.c). */
+static LLVMValueRef product_term(Cg *g, const Inst *v, LLVMValueRef x, LLVMValueRef y,
+                                 LLVMValueRef zero) {
+  LLVMValueRef t = LLVMBuildFMul(g->b, x, y, "");
+  if (v->op != OP_matmulz)
+    return t;
+  LLVMValueRef z = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""),
+                               LLVMBuildFCmp(g->b, LLVMRealOEQ, y, zero, ""), "");
+  return LLVMBuildSelect(g->b, z, zero, t, "");
+}
+
 /* c (+)= a @ b for one m x k by k x n product at pa, pb, pc; a operand
  * read transposed in place (ta) has its element (i, j) at j * m + i. */
 static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m, int64_t k,
@@ -134,12 +146,7 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
             g->b, LLVMBuildInsertElement(g->b, LLVMGetUndef(vt), x, i64c(g, 0), ""),
             LLVMGetUndef(vt), LLVMConstNull(LLVMVectorType(g->i32, (unsigned)n)), "");
         LLVMValueRef y = row_load(B, vt, pb, l * n, align);
-        LLVMValueRef t = LLVMBuildFMul(g->b, xs, y, "");
-        if (v->op == OP_matmulz) {
-          LLVMValueRef z = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, xs, vzero, ""),
-                                       LLVMBuildFCmp(g->b, LLVMRealOEQ, y, vzero, ""), "");
-          t = LLVMBuildSelect(g->b, z, vzero, t, "");
-        }
+        LLVMValueRef t = product_term(g, v, xs, y, vzero);
         sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
       }
       LLVMValueRef at = i64c(g, i * n);
@@ -154,12 +161,7 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
       for (int64_t l = 0; l < k; l++) {
         LLVMValueRef x = cg_load(B, dt, pa, i64c(g, ta ? l * m + i : i * k + l));
         LLVMValueRef y = cg_load(B, dt, pb, i64c(g, tb ? j * k + l : l * n + j));
-        LLVMValueRef t = LLVMBuildFMul(g->b, x, y, "");
-        if (v->op == OP_matmulz) {
-          LLVMValueRef z = LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""),
-                                       LLVMBuildFCmp(g->b, LLVMRealOEQ, y, zero, ""), "");
-          t = LLVMBuildSelect(g->b, z, zero, t, "");
-        }
+        LLVMValueRef t = product_term(g, v, x, y, zero);
         sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
       }
       cg_store(B, dt, pc, i64c(g, i * n + j), sum ? sum : zero);
