@@ -39,7 +39,8 @@
  *   cg_matmul.c    matrix products: calls to the runtime's GEMM, small ones
  *                  written out
  *   cg_ctor.c      argmax/argmin, random numbers
- *   cg_data.c      operations that can fail (division, indexing)
+ *   cg_data.c      operations that can fail (division, indexing); gathers by
+ *                  known positions
  *   cg_parallel.c  loops moved to the thread pool
  *   cg_alias.c     alias scopes for a loop's buffers
  *   cg_rt.c        the runtime's functions, declared from runtime/rt_functions.def

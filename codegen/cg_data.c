@@ -231,6 +231,73 @@ void cg_check_slice_once(Body *B, const Inst *v) {
   slice_start(B, v, scalar_of(B, v->args[1]), cg_dim(B, axis), cg_dim(B, len));
 }
 
+/* ---- indices known before the program runs ----
+ * A short index of literals (`(arange(3) + 1) % 3`, ir_index_table) into an
+ * axis of literal size is a table of positions checked here, once: the
+ * generated code reads position p from a constant array, which LLVM folds
+ * to a constant where it unrolls the loop over p (a gather of 3 columns is
+ * 3 moves a row). */
+enum { TABLE_MAX = 64 };
+
+/* The positions index ix reads of an axis of `size`, each in [0, size),
+ * into t: their count, or -1 when not all are known and inside. */
+static int known_positions(const Inst *ix, Dim size, int64_t *t) {
+  int n = size.sym < 0 ? ir_index_table(ix, t, TABLE_MAX) : -1;
+  for (int p = 0; p < n; p++) {
+    if (t[p] < -size.size || t[p] >= size.size)
+      return -1;
+    t[p] += t[p] < 0 ? size.size : 0;
+  }
+  return n;
+}
+
+/* t[p] (i64) for the i64 position p. */
+static LLVMValueRef table_at(Cg *g, const int64_t *t, int n, LLVMValueRef p) {
+  if (LLVMIsAConstantInt(p))
+    return i64c(g, t[LLVMConstIntGetSExtValue(p)]);
+  LLVMValueRef vals[TABLE_MAX];
+  for (int k = 0; k < n; k++)
+    vals[k] = i64c(g, t[k]);
+  LLVMValueRef init = LLVMConstArray(g->i64, vals, (unsigned)n);
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(init), ".positions");
+  LLVMSetInitializer(gv, init);
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetLinkage(gv, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+  LLVMValueRef at[2] = {i64c(g, 0), p};
+  LLVMValueRef ptr = LLVMBuildInBoundsGEP2(g->b, LLVMTypeOf(init), gv, at, 2, "");
+  return LLVMBuildLoad2(g->b, g->i64, ptr, "position");
+}
+
+/* The inverse of v's permutation into inv, or false (cg_scatter_permutes). */
+static bool inverse_permutation(const Inst *v, int64_t *inv) {
+  if (v->op != OP_scatter_add || v->args[1]->type.rank != 1)
+    return false;
+  Dim size = v->type.dim[__builtin_ctz(v->axes)];
+  int64_t t[TABLE_MAX];
+  int n = known_positions(v->args[1], size, t);
+  if (n < 0 || n != size.size)
+    return false;
+  for (int p = 0; p < n; p++)
+    inv[p] = -1;
+  for (int p = 0; p < n; p++) {
+    if (inv[t[p]] >= 0)
+      return false;
+    inv[t[p]] = p;
+  }
+  return true;
+}
+
+bool cg_scatter_permutes(const Inst *v) {
+  int64_t inv[TABLE_MAX];
+  return inverse_permutation(v, inv);
+}
+
+bool cg_gather_known(const Inst *v) {
+  int64_t t[TABLE_MAX];
+  return v->op == OP_gather && known_positions(v->args[1], v->args[0]->type.dim[__builtin_ctz(v->axes)], t) >= 0;
+}
+
 /* Is reading an element of v a load (v in memory, or a reshape of it)? */
 static bool reads_memory(Body *B, const Inst *v) {
   if (v->op == OP_param || cg_slot(B, v)->has_buf)
@@ -259,9 +326,20 @@ LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x) {
     Idx w = {ri, {0}, ri == 0 ? i64c(g, 0) : NULL};
     for (int a = 0; a < ri; a++)
       w.i[a] = x->i[k + a];
-    LLVMValueRef j = checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, data->type.dim[k]));
+    int64_t known[TABLE_MAX];
+    int n = known_positions(ix, data->type.dim[k], known);
+    LLVMValueRef j = n >= 0 ? table_at(g, known, n, x->i[k])
+                            : checked_index(B, v, cg_eval(B, ix, &w), cg_dim(B, data->type.dim[k]));
     for (int a = 0; a < data->type.rank; a++)
       y.i[a] = a < k ? x->i[a] : a == k ? j : x->i[a + ri - 1];
+    break;
+  }
+  case OP_scatter_add: { /* by a permutation: the gather by its inverse */
+    int64_t inv[TABLE_MAX];
+    if (!inverse_permutation(v, inv))
+      die("scatter_add has no element-wise form");
+    for (int a = 0; a < t->rank; a++)
+      y.i[a] = a == k ? table_at(g, inv, (int)t->dim[k].size, x->i[k]) : x->i[a];
     break;
   }
   case OP_take_along: {

@@ -214,6 +214,10 @@ static LLVMValueRef eval_def(Body *B, const Inst *v, Idx *x) {
   case OP_slice:
   case OP_unslice:
     return cg_index_elem(B, v, x);
+  case OP_scatter_add:
+    if (cg_scatter_permutes(v))
+      return cg_index_elem(B, v, x);
+    break;
   default:
     break;
   }
@@ -547,7 +551,7 @@ void cg_emit_alone(Body *B, Inst *i) {
     cg_emit_matmul(B, i, s->buf, false);
   else if (i->op == OP_update || i->op == OP_update_add)
     cg_emit_update(B, i, s->buf, false);
-  else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
+  else if ((i->op == OP_scatter_add && !cg_scatter_permutes(i)) || i->op == OP_scatter_along)
     cg_emit_scatter(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_REDUCE)
     cg_emit_reduce(B, i, s->buf);
@@ -620,7 +624,7 @@ static void own_describe(Body *B, const CgKernel *k, FILE *out) {
       const Inst *other = s->acc_into->args[s->acc_into->args[0] == i];
       fprintf(out, " %s %%%d", other->id < i->id ? "adding into" : "into", s->acc_into->id);
     }
-  } else if (i->op == OP_scatter_add || i->op == OP_scatter_along) {
+  } else if ((i->op == OP_scatter_add && !cg_scatter_permutes(i)) || i->op == OP_scatter_along) {
     fputs("scatter", out);
     cg_plan_shape(B, &i->type, out);
   } else if (ir_ops[i->op].shape == SH_REDUCE) {

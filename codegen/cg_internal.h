@@ -405,8 +405,18 @@ bool cg_elf_merge(const void *a, size_t alen, const void *b, size_t blen,
 enum { ONLINE_ROW_MIN = 8192 };
 
 /* ---- cg_data.c ---- */
-/* Element x of gather, take_along, slice or unslice (index maps). */
+/* Element x of gather, take_along, slice, unslice or a permuting
+ * scatter_add (index maps). */
 LLVMValueRef cg_index_elem(Body *B, const Inst *v, Idx *x);
+/* Is v a scatter_add by a known permutation of its axis (`(arange(3) + 1) %
+ * 3`, ir_index_table)? Then it is a gather by the inverse permutation: an
+ * element of it is one element of its operand, with no zero fill and no
+ * adding (cg_index_elem). */
+bool cg_scatter_permutes(const Inst *v);
+/* Is v a gather by known positions, all inside its axis? An element of it
+ * is one element of its operand, read with no check (cg_memory.c fuses it
+ * into its readers as an index map). */
+bool cg_gather_known(const Inst *v);
 /* A slice along the leading axis as a pointer into its operand's memory
  * (mem, found by the caller), its start checked once. */
 LLVMValueRef cg_slice_view(Body *B, const Inst *v, LLVMValueRef mem);
@@ -421,7 +431,8 @@ void cg_check_slice_once(Body *B, const Inst *v);
 /* The position (i64) of raw i32 index `raw` of an axis of `size`, counted
  * from the end when negative, checked as gather checks it. */
 LLVMValueRef cg_checked_index(Body *B, const Inst *at, LLVMValueRef raw, LLVMValueRef size);
-/* scatter_add and scatter_along into out (zeroed first). */
+/* scatter_add and scatter_along into out (zeroed first); not a permuting
+ * scatter_add (cg_scatter_permutes). */
 void cg_emit_scatter(Body *B, const Inst *v, LLVMValueRef out);
 /* scatter_add or scatter_along v's operand added to (sub: subtracted from)
  * out as it is, element by element in order (an update in place). */

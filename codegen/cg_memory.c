@@ -58,6 +58,16 @@ static bool addressable(Body *B, const Inst *v) {
   return v->op == OP_reshape && addressable(B, v->args[0]);
 }
 
+/* Is v, like an index map (F_INDEX), computed where it is read? A gather
+ * by known positions is (cg_gather_known). */
+static bool index_map(const Inst *v) { return ir_op_is(v->op, F_ELEM | F_INDEX) || cg_gather_known(v); }
+
+/* Can several readers recompute v for free? A gather by known positions of
+ * a parameter is a load as reading memory of its own would be. */
+static bool free_to_read(const Inst *v) {
+  return ir_op_is(v->op, F_FREE) || (cg_gather_known(v) && v->args[0]->op == OP_param);
+}
+
 void cg_memory_plan(Body *B, int n) {
   Function *f = B->f;
   ir_count_uses(f);
@@ -69,7 +79,7 @@ void cg_memory_plan(Body *B, int n) {
     s->rows = -1;
     s->online = -1;
     s->kernel = -1;
-    if (!ir_op_is(i->op, F_ELEM | F_INDEX) || (i->nuses > 1 && !ir_op_is(i->op, F_FREE)))
+    if (!index_map(i) || (i->nuses > 1 && !free_to_read(i)))
       s->has_buf = true;
     if (ir_op_is(i->op, F_FAILS) && i->nuses == 0) /* computed for its checks alone */
       s->has_buf = true;
@@ -84,7 +94,7 @@ void cg_memory_plan(Body *B, int n) {
     /* A value computed outside a loop or branch and read inside is kept
      * in memory, not recomputed on every iteration. */
     for (int k = 0; k < i->nargs; k++)
-      if (i->args[k]->parent != i->parent && !ir_op_is(i->args[k]->op, F_FREE))
+      if (i->args[k]->parent != i->parent && !free_to_read(i->args[k]))
         cg_slot(B, i->args[k])->has_buf = true;
     if (i->nregions)
       cg_region_plan(B, i);

@@ -397,6 +397,14 @@ bool ir_numel_poly(const Module *m, const Type *t, SizePoly *out);
 /* The result type `i` must have given its operands, or false with a message. */
 bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t errlen);
 
+/* ---- values known before the program runs (ir/literal.c) ---- */
+/* op on the i32 literals a[0..arity) as the generated code computes it
+ * (wrapping, floor division); false if it does not fold (a division by 0). */
+bool ir_fold_i32(Op op, const double *a, double *r);
+/* The entries of ix, an i32 vector of literal length at most cap built from
+ * literals, arange and integer ops, into t: their count, or -1. */
+int ir_index_table(const Inst *ix, int64_t *t, int cap);
+
 /* ---- printing, parsing, checking ---- */
 void ir_print_func(FILE *out, Module *m, Function *f);
 void ir_print_module(FILE *out, Module *m);

@@ -3,7 +3,9 @@
  * `count` of literal sizes and a reshape, transpose or broadcast of a
  * broadcast literal. f32 results are computed in double and rounded once,
  * which is exact for + - * / and sqrt and within an ulp of the generated
- * code for the transcendental functions.
+ * code for the transcendental functions; i32 results are exact, wrapped to
+ * 32 bits as the generated code wraps (ir_fold_i32), and a division by
+ * zero is left to fail at run time.
  * Requires: nothing. Keeps: every value, to rounding. */
 #include <math.h>
 
@@ -55,44 +57,6 @@ static bool eval(Op op, const double *a, double *r) {
   return true;
 }
 
-/* i32 results: exact integer arithmetic, wrapped to 32 bits as the
- * generated code wraps; a division by zero is left to fail at run time. */
-static bool eval_i32(Op op, const double *a, double *r) {
-  int64_t x = (int64_t)a[0], y = 0;
-  switch (op) {
-  case OP_convert: /* from a float: toward zero, saturating, NaN -> 0 */
-    *r = a[0] != a[0] ? 0 : a[0] >= 2147483647.0 ? 2147483647.0
-                      : a[0] <= -2147483648.0 ? -2147483648.0 : trunc(a[0]);
-    return true;
-  case OP_neg: *r = ir_wrap_i32((double)-x); return true;
-  case OP_abs: *r = ir_wrap_i32((double)(x < 0 ? -x : x)); return true;
-  case OP_sign: *r = (double)((x > 0) - (x < 0)); return true;
-  case OP_stop_gradient: *r = a[0]; return true;
-  default: break;
-  }
-  if (ir_ops[op].arity != 2)
-    return false;
-  y = (int64_t)a[1];
-  switch (op) {
-  case OP_add: *r = ir_wrap_i32((double)(x + y)); return true;
-  case OP_sub: *r = ir_wrap_i32((double)(x - y)); return true;
-  case OP_mul: *r = ir_wrap_i32((double)(x * y)); return true;
-  case OP_maximum: *r = (double)(x > y ? x : y); return true;
-  case OP_minimum: *r = (double)(x < y ? x : y); return true;
-  case OP_idiv:
-  case OP_mod: {
-    if (y == 0)
-      return false;
-    int64_t q = x / y;
-    if (q * y != x && ((x < 0) != (y < 0)))
-      q--;
-    *r = ir_wrap_i32((double)(op == OP_idiv ? q : x - q * y));
-    return true;
-  }
-  default: return false;
-  }
-}
-
 static Inst *replace_by_literal(Module *m, Function *f, Inst *i, double v) {
   if (i->type.dtype == DT_F32)
     v = (float)v;
@@ -132,7 +96,7 @@ void pass_fold(Module *m) {
           a[k] = l->num;
       }
       double r;
-      if (all && (i->type.dtype == DT_I32 ? eval_i32(i->op, a, &r) : eval(i->op, a, &r)))
+      if (all && (i->type.dtype == DT_I32 ? ir_fold_i32(i->op, a, &r) : eval(i->op, a, &r)))
         replace_by_literal(m, f, i, r);
     }
   for (Function *f = m->funcs; f; f = f->next)
