@@ -1206,17 +1206,24 @@ class Gen:
                  axis=k - ty.rank if self.chance(0.3) else k)
 
     def matmul_shapes(self, ty):
-        """Operand shapes of a product of type ty (rank 2 at most), over a
-        new inner size: [k]@[k], [m,k]@[k] or [k]@[k,m], [m,k]@[k,n]."""
-        k = self.some_size()
+        """Operand shapes of a product of type ty, over a new inner size:
+        [k]@[k], [m,k]@[k] or [k]@[k,m], [m,k]@[k,n], and above rank 2 a
+        batch [..., m, k]@[..., k, n] whose batch axes broadcast (one
+        operand's a suffix of the result's, some of them 1, or none). The
+        inner size is a small literal a third of the time, so that products
+        of literal matrices (codegen's unrolled small products) come up."""
+        k = self.r.randint(1, 4) if self.chance(0.33) else self.some_size()
         if ty.rank == 0:
             return (k,), (k,)
         if ty.rank == 1:
             return ((ty.dims[0], k), (k,)) if self.chance(0.5) else ((k,), (k, ty.dims[0]))
-        return (ty.dims[0], k), (k, ty.dims[1])
+        batch, (m, n) = ty.dims[:-2], ty.dims[-2:]
+        full, part = batch, self.sub_shape(batch) if self.chance(0.5) else batch
+        ba, bb = (full, part) if self.chance(0.5) else (part, full)
+        return ba + (m, k), bb + (k, n)
 
     def matmul(self, ty, depth, frozen):
-        if ty.rank > 2 or not ty.is_float:
+        if not ty.is_float:
             return None
         sa, sb = self.matmul_shapes(ty)
         a = self.expr(ty.with_dims(sa), depth, frozen)
@@ -1370,8 +1377,6 @@ class Gen:
         kind = self.r.choice(["matmul", "maximum", "minimum", "relu"])
         T = lambda fmt, *args: E("template", list(args), ty, True, fmt=fmt)
         if kind == "matmul":
-            if ty.rank > 2:
-                return None
             sa, sb = self.matmul_shapes(ty)
             zero_left = self.chance(0.5)
             live = self.param_leaf(ty.with_dims(sb if zero_left else sa))
