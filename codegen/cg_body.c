@@ -174,8 +174,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
       any_temp = true;
       continue;
     }
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || i->op == OP_proj || s->internal ||
-        s->acc_into || s->inplace_of)
+    if (!cg_needs_temp(&B, i))
       continue;
     offset[i->id] = total;
     LLVMValueRef bytes = cg_mul64(g, cg_numel(&B, &i->type), i64c(g, cg_elem_size(i->type.dtype)));

@@ -496,6 +496,13 @@ void cg_alias_note(Body *B, LLVMValueRef inst, LLVMValueRef key, bool store);
 void cg_alias_end(Body *B);
 
 /* ---- cg_temps.c ---- */
+/* Does v need a temporary: is it computed into memory (has_buf) that is not
+ * already its own (an argument's or a result's), nor a view or reshape of
+ * other memory, nor kept elsewhere by the kernel that computes it (a
+ * product summing into another, an update in place, a strategy's internal
+ * value)? The workspace layouts (cg_body.c, cg_temp_layout) and the frame
+ * plan ask this one question. */
+bool cg_needs_temp(Body *B, const Inst *v);
 /* Lays out f's temporaries (values with memory that is neither an output
  * nor a view) in one block, sharing space between values not live at once:
  * sets their Slot.temp, offset[id] to each one's byte offset, and returns

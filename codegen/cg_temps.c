@@ -29,6 +29,12 @@ static Slot *slot_of(Body *B, const Inst *v) {
   return v->op == OP_param ? &B->pslot[v->wrt] : &B->slot[v->id];
 }
 
+bool cg_needs_temp(Body *B, const Inst *v) {
+  const Slot *s = slot_of(B, v);
+  return s->has_buf && !s->buf && v->op != OP_reshape && v->op != OP_proj && !s->view &&
+         !s->internal && !s->acc_into && !s->inplace_of;
+}
+
 /* The byte size of a value, as a symbolic product: c * syms... (sorted). */
 typedef struct Key {
   int64_t c;
@@ -231,8 +237,7 @@ static int lifetimes(Body *B, int n, Temp **out) {
   Temp *t = xmalloc(sizeof(Temp) * (size_t)(n + 1));
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    if (!s->has_buf || s->buf || i->op == OP_reshape || s->view || s->internal || s->acc_into ||
-        s->inplace_of)
+    if (!cg_needs_temp(B, i))
       continue;
     s->temp = i->id;
     int st = start[i->id], en = last[i->id] < st ? st : last[i->id];
@@ -355,8 +360,7 @@ void cg_frame_plan(Body *B) {
   int64_t used = 0;
   for (Inst *i = B->f->first; i; i = ir_walk_next(i)) {
     Slot *s = cg_slot(B, i);
-    if (!i->parent || !s->has_buf || i->op == OP_reshape || s->view || i->op == OP_proj ||
-        s->internal || s->acc_into || s->inplace_of || i->nregions || cg_region_computes_into(B, i))
+    if (!i->parent || !cg_needs_temp(B, i) || i->nregions || cg_region_computes_into(B, i))
       continue;
     Key k = key_of(i);
     int64_t bytes = frame_bytes(i);
