@@ -4,7 +4,10 @@
  * left out, not NaN) and d_a = g @ x^T = [[0, 0], [2, 2]]. The batch case
  * repeats it in both elements of a batch of 2. zr_wide, 4 x 4 with a_00 =
  * inf and the rest ones: row 0 of y is inf, the others 4, so g has row 0
- * zero; d_x = a^T g is 3 everywhere, d_a = g x^T has row 0 zero, then 4. */
+ * zero; d_x = a^T g is 3 everywhere, d_a = g x^T has row 0 zero, then 4.
+ * zr_wide_right, the same with x_00 = inf and a all ones: column 0 of y is
+ * inf, so g has column 0 zero; d_a = g x^T is 3 everywhere (the term g_i0
+ * x_00 is 0), d_x = a^T g has column 0 zero, then 4. */
 #include "zr.h"
 #include "sgtest.h"
 
@@ -52,6 +55,15 @@ int main(void) {
   for (int64_t i = 0; i < 16; i++) {
     CHECK_CLOSE(sgt_get(&dxw, i), 3, 0);
     CHECK_CLOSE(sgt_get(&daw, i), i < 4 ? 0 : 4, 0);
+  }
+  for (int64_t i = 0; i < 16; i++)
+    sgt_set(&aw, i, 1), sgt_set(&xw, i, i == 0 ? INFINITY : 1);
+  CHECK_EQ_INT(zr_wide_right_grad(&aw, &xw, &out, &daw, &dxw), SG_OK);
+  printf("zr_wide_right:\n");
+  CHECK_CLOSE(sgt_get(&out, 0), 48, 0);
+  for (int64_t i = 0; i < 16; i++) {
+    CHECK_CLOSE(sgt_get(&daw, i), 3, 0);
+    CHECK_CLOSE(sgt_get(&dxw, i), i % 4 == 0 ? 0 : 4, 0);
   }
   free(aw.data), free(xw.data), free(daw.data), free(dxw.data);
   free(out.data);
