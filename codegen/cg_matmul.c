@@ -141,10 +141,12 @@ static LLVMValueRef row_sum(Body *B, const Inst *rule, const LLVMValueRef *xs,
 }
 
 /* c (+)= a @ b for one m x k by k x n product at pa, pb, pc; a operand
- * read transposed in place (ta) has its element (i, j) at j * m + i. */
+ * read transposed in place (ta) has its element (i, j) at j * m + i. With
+ * `seen` (an i1 in memory; the scalar form only, checks_then_rules) the
+ * terms are plain products and a NaN result sets it. */
 static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m, int64_t k,
                                int64_t n, LLVMValueRef pa, LLVMValueRef pb, LLVMValueRef pc,
-                               bool accumulate) {
+                               bool accumulate, LLVMValueRef seen) {
   Cg *g = B->g;
   DType dt = v->type.dtype;
   LLVMTypeRef et = cg_elem_type(g, dt);
@@ -209,11 +211,26 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
       for (int64_t l = 0; l < k; l++) {
         LLVMValueRef x = cg_load(B, dt, pa, i64c(g, ta ? l * m + i : i * k + l));
         LLVMValueRef y = cg_load(B, dt, pb, i64c(g, tb ? j * k + l : l * n + j));
-        LLVMValueRef t = product_term(g, v, x, y, zero);
+        LLVMValueRef t = seen ? LLVMBuildFMul(g->b, x, y, "") : product_term(g, v, x, y, zero);
         sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
+      }
+      if (seen && sum) {
+        LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, sum, sum, "");
+        LLVMBuildStore(g->b, LLVMBuildOr(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), nan, ""), seen);
       }
       cg_store(B, dt, pc, i64c(g, i * n + j), sum ? sum : zero);
     }
+}
+
+/* Does v's small product take the scalar form, written over its result
+ * and with the zero rule to follow? Then it is computed plainly, noting a
+ * NaN, which a term 0 * inf or 0 * NaN makes, and computed again by the
+ * rule only if one came out: the plain loop across a batch vectorizes
+ * with one compare an element instead of three a term, and the rule's
+ * second pass is for the rare call that meets an infinity. (A plain term
+ * 0 * -3 is -0 where the rule's is +0: equal, as 0 is.) */
+static bool checks_then_rules(const Inst *v, int64_t n, bool adds) {
+  return v->op == OP_matmulz && n < 4 && !adds;
 }
 
 /* A product of rank above 2: one GEMM per element of the operands'
@@ -257,23 +274,39 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
     acc = LLVMConstInt(g->i32, 1, 0);
     adds = true;
   }
-  void *L;
-  LLVMValueRef j = cg_loop_begin(B, nb, &L), idx[IR_MAX_RANK];
-  for (int d = fb.rank - 1; d >= 0; d--) {
-    LLVMValueRef size = cg_dim(B, fb.dim[d]);
-    idx[d] = d ? LLVMBuildSRem(g->b, j, size, "") : j;
-    if (d)
-      j = LLVMBuildSDiv(g->b, j, size, "");
+  LLVMValueRef seen = small && checks_then_rules(v, sn, adds) ? cg_entry_alloca(B, g->i1) : NULL;
+  LLVMBasicBlockRef done = NULL;
+  if (seen)
+    LLVMBuildStore(g->b, LLVMConstInt(g->i1, 0, 0), seen);
+  for (int pass = 0; pass < (seen ? 2 : 1); pass++) {
+    if (pass == 1) { /* again by the rule, if the plain products met a NaN */
+      LLVMBasicBlockRef rule = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "zero_rule");
+      done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "products_done");
+      LLVMBuildCondBr(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), rule, done);
+      LLVMPositionBuilderAtEnd(g->b, rule);
+    }
+    void *L;
+    LLVMValueRef j = cg_loop_begin(B, nb, &L), idx[IR_MAX_RANK];
+    for (int d = fb.rank - 1; d >= 0; d--) {
+      LLVMValueRef size = cg_dim(B, fb.dim[d]);
+      idx[d] = d ? LLVMBuildSRem(g->b, j, size, "") : j;
+      if (d)
+        j = LLVMBuildSDiv(g->b, j, size, "");
+    }
+    DType dt = v->type.dtype;
+    LLVMValueRef pa = elem_ptr(B, dt, a, batch_offset(B, tx, &fb, idx, cg_mul64(g, m, k)));
+    LLVMValueRef pb = elem_ptr(B, dt, b, batch_offset(B, ty, &fb, idx, cg_mul64(g, k, n)));
+    LLVMValueRef pc = elem_ptr(B, dt, out, batch_offset(B, &v->type, &fb, idx, cg_mul64(g, m, n)));
+    if (small)
+      emit_small_product(B, v, ta, tb, sm, sk, sn, pa, pb, pc, adds, pass == 0 ? seen : NULL);
+    else
+      call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
+    cg_loop_end(B, L);
   }
-  DType dt = v->type.dtype;
-  LLVMValueRef pa = elem_ptr(B, dt, a, batch_offset(B, tx, &fb, idx, cg_mul64(g, m, k)));
-  LLVMValueRef pb = elem_ptr(B, dt, b, batch_offset(B, ty, &fb, idx, cg_mul64(g, k, n)));
-  LLVMValueRef pc = elem_ptr(B, dt, out, batch_offset(B, &v->type, &fb, idx, cg_mul64(g, m, n)));
-  if (small)
-    emit_small_product(B, v, ta, tb, sm, sk, sn, pa, pb, pc, adds);
-  else
-    call_gemm(B, v, ta, tb, m, n, k, pa, lda, pb, ldb, pc, acc);
-  cg_loop_end(B, L);
+  if (done) {
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+  }
 }
 
 /* A matrix-vector product M @ v (M [m, k] in memory as it is) of at most
@@ -320,8 +353,8 @@ void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
   LLVMValueRef lda = ta ? m : k, ldb = y->type.rank == 2 ? (tb ? k : n) : one;
   LLVMValueRef acc = LLVMConstInt(g->i32, accumulate, 0);
   int64_t sm, sk, sn;
-  if (small_product(v, &sm, &sk, &sn)) {
-    emit_small_product(B, v, ta, tb, sm, sk, sn, a, b, out, accumulate);
+  if (small_product(v, &sm, &sk, &sn)) { /* one product: the rule's terms as they come */
+    emit_small_product(B, v, ta, tb, sm, sk, sn, a, b, out, accumulate, NULL);
     return;
   }
   if (v->op != OP_matmul || x->type.rank != 2 || y->type.rank != 1 || ta) {
