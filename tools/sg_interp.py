@@ -40,6 +40,7 @@ np.seterr(all="ignore")
 DT = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "bool": np.bool_}
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 TOL = {np.float32: 1e-4, np.float64: 1e-9}  # "within rounding" for fragile decisions
+APPROX_TOL = 1e-6  # the same once a transform's value (by differences) is about
 
 
 class IndexErr(Exception):
@@ -104,6 +105,9 @@ class Interp:
         # check_random.compare, cancel)
         self.edgy = False
         self.loose = False  # a second derivative by differences: less exact
+        # a transform's value came from differences (good to about 1e-8):
+        # a decision on it within APPROX_TOL could go the other way
+        self.approx = False
         self.record = self.replay = None  # stop_gradient values of an Fd's base point
         self.f32 = np.float64 if wide else np.float32  # float64 while differentiating
         self.f64 = np.longdouble if wide else np.float64
@@ -270,7 +274,7 @@ class Interp:
     def near(self, a, b):
         """Whether a decision between a and b could go the other way in
         the compiled code (float values within rounding, not equal)."""
-        tol = TOL.get(np.asarray(a).dtype.type)
+        tol = self.tol(a)
         if tol is None:
             return False
         a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
@@ -278,8 +282,13 @@ class Interp:
         with np.errstate(invalid="ignore"):
             return bool(np.any((d > 0) & (d <= tol * np.maximum(1, np.maximum(abs(a), abs(b))))))
 
-    def near_int(self, x, half=False):
+    def tol(self, x):
+        """How near a jump a float decision on x is fragile (None: not a float)."""
         tol = TOL.get(np.asarray(x).dtype.type)
+        return max(tol, APPROX_TOL) if tol is not None and self.approx else tol
+
+    def near_int(self, x, half=False):
+        tol = self.tol(x)
         if tol is None:
             return False
         x = np.asarray(x, np.float64) + (0.5 if half else 0)
@@ -809,6 +818,7 @@ def fd_transform(it, e, args):
     k = names.index(e.at["wrt"])
     saved = it.f32
     it.f32 = np.float64
+    it.approx = True
     try:
         fd = Fd(it, h, args[:n])
         if t == "grad" or t == "jacobian":
