@@ -113,20 +113,69 @@ int sg_rt_num_threads(void) {
  * of W3 (two 64 MB streams read, exp computed) took 4.2-4.8 ms on two
  * threads taking every other chunk, 2.9-3.8 ms taking runs (one thread:
  * 5.7-6.2 ms). */
+/*
+ * A run is not a thread's until it is done: each thread's run is one word,
+ * its next chunk and its end (runs[], slot 0 the caller's, worker k's
+ * k + 1), from which the thread takes chunks at the front and, once no
+ * chunk is left to claim, any other thread takes them at the back. So a
+ * thread the system deschedules (another process on its core) holds up the
+ * call by the chunk it is in, not by the rest of its run: on a busy
+ * machine two threads were slower than one (bench `--scaling`, W1 and W4
+ * at 0.74-0.96 of one thread with the other core taken). Jobs of 2^31
+ * chunks or more take runs without sharing them. */
+static _Atomic uint64_t runs[MAX_THREADS + 1];
+
+static uint64_t run_word(int64_t next, int64_t end) { return (uint64_t)end << 32 | (uint64_t)next; }
+
+/* A chunk of slot's run: the front one for its own thread, else the back
+ * one; -1 if none is left. */
+static int64_t take_chunk(int slot, bool front) {
+  uint64_t w = atomic_load(&runs[slot]);
+  for (;;) {
+    int64_t next = (int64_t)(w & 0xffffffffu), end = (int64_t)(w >> 32);
+    if (next >= end)
+      return -1;
+    uint64_t to = front ? run_word(next + 1, end) : run_word(next, end - 1);
+    if (atomic_compare_exchange_weak(&runs[slot], &w, to))
+      return front ? next : end - 1;
+  }
+}
+
+static void run_one(sg_rt_body *body, void *ctx, int64_t n, int64_t chunk, int64_t k) {
+  int64_t begin = k * chunk, end = n - begin < chunk ? n : begin + chunk;
+  body(ctx, begin, end);
+}
+
 static void run_chunks(sg_rt_body *body, void *ctx, int64_t n, int64_t chunk,
-                       int64_t nchunks, int threads) {
+                       int64_t nchunks, int threads, int slot) {
+  bool share = nchunks < ((int64_t)1 << 31);
   for (;;) {
     int64_t c = atomic_load_explicit(&job_next, memory_order_relaxed), take;
     do {
       if (c >= nchunks)
-        return;
+        goto steal;
       take = (nchunks - c) / (2 * threads);
       if (take < 1)
         take = 1;
     } while (!atomic_compare_exchange_weak(&job_next, &c, c + take));
-    for (int64_t k = c; k < c + take; k++) {
-      int64_t begin = k * chunk, end = n - begin < chunk ? n : begin + chunk;
-      body(ctx, begin, end);
+    if (!share) {
+      for (int64_t k = c; k < c + take; k++)
+        run_one(body, ctx, n, chunk, k);
+      continue;
+    }
+    atomic_store(&runs[slot], run_word(c, c + take));
+    for (int64_t k; (k = take_chunk(slot, true)) >= 0;)
+      run_one(body, ctx, n, chunk, k);
+  }
+steal: /* the back chunks of the others' runs */
+  for (bool found = share; found;) {
+    found = false;
+    for (int s = 0; s < threads; s++) {
+      int64_t k = s == slot ? -1 : take_chunk(s, false);
+      if (k >= 0) {
+        run_one(body, ctx, n, chunk, k);
+        found = true;
+      }
     }
   }
 }
@@ -157,7 +206,7 @@ static void *worker_main(void *arg) {
     int64_t n = job_n, chunk = job_chunk, nchunks = job_nchunks;
     int threads = job_helpers + 1;
     pthread_mutex_unlock(&lock);
-    run_chunks(body, ctx, n, chunk, nchunks, threads);
+    run_chunks(body, ctx, n, chunk, nchunks, threads, me + 1);
     pthread_mutex_lock(&lock);
     if (atomic_fetch_sub(&busy, 1) == 1)
       pthread_cond_signal(&idle);
@@ -202,13 +251,15 @@ void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx) {
   job_chunk = chunk;
   job_nchunks = nchunks;
   atomic_store(&job_next, 0);
+  for (int s = 0; s <= helpers; s++)
+    atomic_store(&runs[s], 0);
   job_gen++;
   atomic_store_explicit(&job_posted, job_gen, memory_order_release);
   job_open = 1;
   job_helpers = helpers;
   pthread_cond_broadcast(&wake);
   pthread_mutex_unlock(&lock);
-  run_chunks(body, ctx, n, chunk, nchunks, helpers + 1);
+  run_chunks(body, ctx, n, chunk, nchunks, helpers + 1, 0);
   /* Every chunk is taken; wait for the workers still running one (no
    * worker joins once job_open is 0). */
   pthread_mutex_lock(&lock);

@@ -7,7 +7,8 @@
  *   it promises, for 1, 2 and 3 threads; with 2 threads both really take
  *   part; a parallel loop inside a body and loops started by 4 user threads
  *   at once still cover everything; threads take runs of consecutive
- *   chunks, not every other one; a GEMM large enough to be split gives
+ *   chunks, not every other one, and the caller takes the rest of a
+ *   stalled worker's run; a GEMM large enough to be split gives
  *   the same bits on 1, 2 and 3 threads (and is right). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -156,6 +157,29 @@ static void product(int ta, int tb, int64_t m, int64_t n, int64_t k) {
   free(a), free(b);
 }
 
+/* ---- a stalled thread: a worker that stops in its first chunk (as one
+ * the system deschedules) holds up only that chunk; the caller runs the
+ * rest of the worker's run, from its back ---- */
+static pthread_t caller;
+static atomic_int stalled, worker_chunks;
+static void stall(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)begin, (void)end;
+  if (pthread_equal(pthread_self(), caller)) { /* until the worker is in (1 s at most) */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+      clock_gettime(CLOCK_MONOTONIC, &t);
+    while (!atomic_load(&stalled) && t.tv_sec - t0.tv_sec < 1);
+    return;
+  }
+  atomic_fetch_add(&worker_chunks, 1);
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&stalled, &expected, 1)) {
+    struct timespec d = {0, 200000000}; /* 0.2 s: the caller is done long before */
+    nanosleep(&d, NULL);
+  }
+}
+
 static void run(void) {
   int64_t sizes[][2] = {{1, 1}, {5, 1}, {100, 7}, {1000, 1000}, {10007, 97}, {64, 64}};
   for (int t = 1; t <= 3; t++) {
@@ -189,6 +213,17 @@ static void run(void) {
         "1024 chunks on 2 threads: %d runs, %d and %d chunks (%d unowned)", runs, mine[1], mine[2],
         mine[0]);
   printf("2 threads, 1024 chunks: in runs\n");
+
+  /* 256 chunks on 2 threads: the worker's first run is 64 of them, and
+   * it runs only the one it stalls in (taking runs without sharing them,
+   * it ran the whole run after the stall) */
+  caller = pthread_self();
+  atomic_store(&stalled, 0);
+  atomic_store(&worker_chunks, 0);
+  sg_rt_parallel_for(256, 1, stall, NULL);
+  CHECK(atomic_load(&worker_chunks) == 1, "a stalled worker ran %d chunks, not 1",
+        atomic_load(&worker_chunks));
+  printf("2 threads, a worker stalled: the caller runs the rest of its run\n");
 
   pthread_t th[4];
   int bad[4] = {0};
