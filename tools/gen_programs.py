@@ -1576,8 +1576,12 @@ class Gen:
 
     def index_tensor(self, dims, d, distinct=False, depth=2):
         """An i32 tensor of `dims` with entries in range for an axis of
-        size d (distinct ones when asked, mostly): arange, its reverse,
-        data-dependent entries modulo d, rows of an index matrix."""
+        size d (distinct ones when asked, mostly): arange, its reverse, a
+        rotation (arange(n) + s) % n, data-dependent entries modulo d, rows
+        of an index matrix. (Built of literals and arange, at a literal
+        size, the first three are known before the program runs: codegen
+        reads a table of positions, and a permutation's adjoint is a
+        gather, cg_data.c.)"""
         dt = Ty("i32", dims)
         k = self.r.random()
         if dims == (d,) and (k < 0.5 or distinct):
@@ -1585,6 +1589,10 @@ class Gen:
             if self.chance(0.5):  # reversed: -1 - arange(n), negative entries
                 self.use("gather_reverse")
                 return E("binary", [self.ilit_e(-1), a], dt, f="-")
+            if self.chance(0.4):  # rotated by a literal
+                self.use("gather_rotate")
+                shifted = E("binary", [a, self.ilit_e(self.r.randint(1, 3))], dt, f="+")
+                return E("idiv", [shifted, self.size_val(d)], dt, f="%")
             return a
         if distinct and self.chance(0.7):
             return None
