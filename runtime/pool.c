@@ -9,7 +9,8 @@
  *
  * The calling thread runs chunks too; workers (created lazily, up to the
  * thread count minus one) take runs of consecutive chunks from one atomic
- * counter (run_chunks). One job runs at a time: a caller that finds the
+ * counter (run_chunks), and a run's last chunks go to any thread left
+ * without work (take_chunk). One job runs at a time: a caller that finds the
  * pool busy (another user thread's call, or a parallel loop nested in a
  * chunk) runs its chunks itself, in order, which gives the same result.
  * The thread count comes from sg_set_num_threads, else the environment
