@@ -402,7 +402,8 @@ bool ir_infer_type(const Module *m, const Inst *i, Type *out, char *err, size_t 
  * (wrapping, floor division); false if it does not fold (a division by 0). */
 bool ir_fold_i32(Op op, const double *a, double *r);
 /* The entries of ix, an i32 vector of literal length at most cap built from
- * literals, arange and integer ops, into t: their count, or -1. */
+ * literals, arange and integer ops (a few thousand operands visited at
+ * most), into t: their count, or -1. */
 int ir_index_table(const Inst *ix, int64_t *t, int cap);
 
 /* ---- printing, parsing, checking ---- */

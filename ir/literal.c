@@ -45,23 +45,25 @@ bool ir_fold_i32(Op op, const double *a, double *r) {
 }
 
 /* Entry p of v, an i32 value of at most one axis whose entries are known;
- * false if they are not (a parameter, a division by zero, ...). */
-static bool entry(const Inst *v, int64_t p, double *r) {
-  if (v->type.dtype != DT_I32 || v->type.rank > 1)
+ * false if they are not (a parameter, a division by zero, ...) or when
+ * *budget operands have been visited: shared operands are visited once per
+ * use, so an index of many shared steps would cost exponential time. */
+static bool entry(const Inst *v, int64_t p, double *r, int *budget) {
+  if (v->type.dtype != DT_I32 || v->type.rank > 1 || --*budget < 0)
     return false;
   switch (v->op) {
   case OP_const: *r = v->num; return true;
   case OP_arange: *r = (double)p; return true;
   case OP_broadcast: /* from a scalar, or the same axis */
   case OP_reshape:
-    return entry(v->args[0], v->args[0]->type.rank == 0 ? 0 : p, r);
+    return entry(v->args[0], v->args[0]->type.rank == 0 ? 0 : p, r, budget);
   case OP_concat: {
     for (int k = 0; k < v->nargs; k++) {
       const Dim *d = &v->args[k]->type.dim[0];
       if (d->sym >= 0)
         return false;
       if (p < d->size)
-        return entry(v->args[k], p, r);
+        return entry(v->args[k], p, r, budget);
       p -= d->size;
     }
     return false;
@@ -72,7 +74,7 @@ static bool entry(const Inst *v, int64_t p, double *r) {
     return false;
   double a[2];
   for (int k = 0; k < v->nargs; k++)
-    if (!entry(v->args[k], v->args[k]->type.rank == 0 ? 0 : p, &a[k]))
+    if (!entry(v->args[k], v->args[k]->type.rank == 0 ? 0 : p, &a[k], budget))
       return false;
   return ir_fold_i32(v->op, a, r);
 }
@@ -83,9 +85,10 @@ int ir_index_table(const Inst *ix, int64_t *t, int cap) {
   int64_t n = ix->type.dim[0].size;
   if (n > cap)
     return -1;
+  int budget = 4096; /* operands visited, for all the entries */
   for (int64_t p = 0; p < n; p++) {
     double r;
-    if (!entry(ix, p, &r))
+    if (!entry(ix, p, &r, &budget))
       return -1;
     t[p] = (int64_t)r;
   }
