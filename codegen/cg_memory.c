@@ -22,13 +22,18 @@
 
 #include "cg_internal.h"
 
+/* Is v, like an index map (F_INDEX), computed where it is read? A gather
+ * by known positions is (cg_gather_known). */
+static bool index_map(const Inst *v) { return ir_op_is(v->op, F_ELEM | F_INDEX) || cg_gather_known(v); }
+
 /* Can v, evaluated where it is read (no memory of its own), fail? The
  * elementwise ops that can are divisions (idiv, mod), and one by a literal
- * other than 0 cannot. */
+ * other than 0 cannot; a gather by known positions cannot, but its data
+ * can. */
 static bool fails_inline(Body *B, const Inst *v) {
-  if (v->op == OP_param || cg_slot(B, v)->has_buf || !ir_op_is(v->op, F_ELEM | F_INDEX))
+  if (v->op == OP_param || cg_slot(B, v)->has_buf || !index_map(v))
     return false;
-  if (ir_op_is(v->op, F_FAILS)) {
+  if (ir_op_is(v->op, F_ELEM) && ir_op_is(v->op, F_FAILS)) {
     const Inst *d = v->args[1]->op == OP_broadcast ? v->args[1]->args[0] : v->args[1];
     if (!(d->op == OP_const && d->num != 0))
       return true;
@@ -57,10 +62,6 @@ static bool addressable(Body *B, const Inst *v) {
     return true;
   return v->op == OP_reshape && addressable(B, v->args[0]);
 }
-
-/* Is v, like an index map (F_INDEX), computed where it is read? A gather
- * by known positions is (cg_gather_known). */
-static bool index_map(const Inst *v) { return ir_op_is(v->op, F_ELEM | F_INDEX) || cg_gather_known(v); }
 
 /* Can several readers recompute v for free? A gather by known positions of
  * a parameter is a load as reading memory of its own would be. */
