@@ -211,6 +211,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
 
   B.temps = base;
   cg_debug_params(&B);
+  cg_call_id_plan(&B);
   cg_emit_block(&B, f->first);
   /* Results that are not already in their output buffer are copied there. */
   for (int k = 0; k < f->nresults; k++) {

@@ -624,6 +624,8 @@ static void own_describe(Body *B, const CgKernel *k, FILE *out) {
       const Inst *other = s->acc_into->args[s->acc_into->args[0] == i];
       fprintf(out, " %s %%%d", other->id < i->id ? "adding into" : "into", s->acc_into->id);
     }
+    if (cg_gemm_keeps(i))
+      fputs(", right operand packed once per call", out);
   } else if ((i->op == OP_scatter_add && !cg_scatter_permutes(i)) || i->op == OP_scatter_along) {
     fputs("scatter", out);
     cg_plan_shape(B, &i->type, out);

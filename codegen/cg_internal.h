@@ -118,6 +118,9 @@ typedef struct Body {
   Par *par;            /* the parallel loop being generated, or NULL */
   bool has_regions;    /* f has loops or branches */
   int region_depth;    /* loops and branches around the code being emitted */
+  int loop_depth;      /* the loops among them */
+  LLVMValueRef call_id; /* sg_rt_call_id's number for this call, if a product
+                          in a loop may keep an operand (cg_matmul.c) */
   CgAlias *alias;      /* the flat loop whose accesses are being noted, or NULL */
   int nunloops;        /* loops reversed (cg_region.c): --ad-memory is shared among them */
   LLVMValueRef rows_i0; /* while a row group is emitted: its block's first row */
@@ -322,6 +325,11 @@ LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate);
 /* A transpose swapping only the last two axes: GEMM reads it in place. */
 bool cg_swaps_last2(const Inst *x);
+/* Does a product in a loop read a parameter the runtime packs once for
+ * the call (sg_rt_gemm's kept)? */
+bool cg_gemm_keeps(const Inst *v);
+/* Before the body is emitted: B->call_id, if a product keeps one. */
+void cg_call_id_plan(Body *B);
 
 /* ---- cg_minmax.c ---- */
 /* A reduction's running value in registers: op's usual combine, or for a

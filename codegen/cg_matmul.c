@@ -4,7 +4,9 @@
  * as one GEMM where the batch is contiguous rows, else one per batch
  * element; small matrix-vector products inline (emit_small_gemv); and
  * products of small literal matrices written out (emit_small_product).
- * The fused matrix-vector pairs of a gradient are cg_gemvpair.c's.
+ * A product in a loop lets the runtime pack a parameter it reads once
+ * for the whole call (cg_gemm_keeps). The fused matrix-vector pairs of a
+ * gradient are cg_gemvpair.c's.
  *
  * Requires: plan has given each operand memory (or its transposed
  * operand, cg_swaps_last2) and the result its buffer. */
@@ -35,19 +37,6 @@ static LLVMValueRef gemm_operand(Body *B, const Inst *x, int *trans) {
     return cg_slot(B, x->args[0])->buf;
   }
   die("matmul operand %%%d has no memory", x->id);
-}
-
-static void call_gemm(Body *B, const Inst *v, int ta, int tb, LLVMValueRef m, LLVMValueRef n,
-                      LLVMValueRef k, LLVMValueRef a, LLVMValueRef lda, LLVMValueRef b,
-                      LLVMValueRef ldb, LLVMValueRef c, LLVMValueRef acc) {
-  Cg *g = B->g;
-  bool f64 = v->type.dtype == DT_F64;
-  static const RtFunc gemm[2][2] = {{RT_gemm_f32, RT_gemm_f64}, {RT_gemmz_f32, RT_gemmz_f64}};
-  LLVMTypeRef fty;
-  LLVMValueRef fn = cg_rt(g, gemm[v->op == OP_matmulz][f64], &fty);
-  LLVMValueRef args[12] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
-                           m, n, k, a, lda, b, ldb, c, n, acc};
-  LLVMBuildCall2(g->b, fty, fn, args, 12, "");
 }
 
 /* The leading (batch) axes of a matrix type, as a type of their own. */
@@ -104,6 +93,47 @@ static bool small_product(const Inst *v, int64_t *m, int64_t *k, int64_t *n) {
   return (tx->rank < 2 || literal_small(tx->dim[tx->rank - 2], m)) &&
          literal_small(tx->dim[tx->rank - 1], k) &&
          (ty->rank < 2 || literal_small(ty->dim[ty->rank - 1], n));
+}
+
+/* Does v, a product inside a loop, read as its right operand a whole
+ * parameter (or one read transposed)? Its elements are then the same at
+ * every step, and the runtime packs them once per call (sg_rt_gemm's
+ * kept): an RNN's weights were packed again at each step of both sweeps,
+ * a quarter of bench rnn_lm's time. */
+bool cg_gemm_keeps(const Inst *v) {
+  const Inst *y = v->args[1], *p = cg_swaps_last2(y) ? y->args[0] : y;
+  int64_t sm, sk, sn;
+  if (p->op != OP_param || y->type.rank != 2 || small_product(v, &sm, &sk, &sn))
+    return false;
+  for (const Region *r = v->parent; r; r = r->owner->parent)
+    if (r->owner->op == OP_for || r->owner->op == OP_while || r->owner->op == OP_unloop)
+      return true;
+  return false;
+}
+
+void cg_call_id_plan(Body *B) {
+  bool any = false;
+  for (Inst *i = B->f->first; i && !any; i = ir_walk_next(i))
+    any = (i->op == OP_matmul || i->op == OP_matmulz) && cg_gemm_keeps(i);
+  if (!any)
+    return;
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(B->g, RT_call_id, &fty);
+  B->call_id = LLVMBuildCall2(B->g->b, fty, fn, NULL, 0, "call_id");
+}
+
+static void call_gemm(Body *B, const Inst *v, int ta, int tb, LLVMValueRef m, LLVMValueRef n,
+                      LLVMValueRef k, LLVMValueRef a, LLVMValueRef lda, LLVMValueRef b,
+                      LLVMValueRef ldb, LLVMValueRef c, LLVMValueRef acc) {
+  Cg *g = B->g;
+  bool f64 = v->type.dtype == DT_F64;
+  static const RtFunc gemm[2][2] = {{RT_gemm_f32, RT_gemm_f64}, {RT_gemmz_f32, RT_gemmz_f64}};
+  LLVMTypeRef fty;
+  LLVMValueRef fn = cg_rt(g, gemm[v->op == OP_matmulz][f64], &fty);
+  LLVMValueRef kept = B->call_id && !B->par && cg_gemm_keeps(v) ? B->call_id : i64c(g, 0);
+  LLVMValueRef args[13] = {LLVMConstInt(g->i32, (unsigned)ta, 0), LLVMConstInt(g->i32, (unsigned)tb, 0),
+                           m, n, k, a, lda, b, ldb, c, n, acc, kept};
+  LLVMBuildCall2(g->b, fty, fn, args, 13, "");
 }
 
 static LLVMValueRef row_load(Body *B, LLVMTypeRef vt, LLVMValueRef buf, int64_t at, unsigned align) {

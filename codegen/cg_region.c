@@ -724,7 +724,9 @@ static void emit_unloop_ckpt(Body *B, Inst *op, RegionCg *R) {
 
 void cg_region_emit(Body *B, Inst *op) {
   RegionCg *R = B->rg[op->id];
+  bool loop = op->op != OP_if;
   B->region_depth++;
+  B->loop_depth += loop;
   switch (op->op) {
   case OP_for: emit_for(B, op, R); break;
   case OP_while: emit_while(B, op, R); break;
@@ -738,6 +740,7 @@ void cg_region_emit(Body *B, Inst *op) {
   default: die("%s is not a region op", ir_ops[op->op].name);
   }
   B->region_depth--;
+  B->loop_depth -= loop;
 }
 
 static void free_tapes(Body *B) {

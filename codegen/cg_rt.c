@@ -5,10 +5,11 @@
  * RtFunc: no codegen file spells a runtime function's type. */
 #include "cg_internal.h"
 
-/* The type codes of the table's rows (0 ends a parameter list). */
+/* The type codes of the table's rows (0 ends a parameter list; a list
+ * of RT_VOID alone is empty). */
 enum { RT_VOID = 1, RT_I32, RT_I64, RT_PTR_ };
 #define RT_PTR(T) RT_PTR_
-#define RT_MAX_PARAMS 12
+#define RT_MAX_PARAMS 13
 
 typedef struct RtRow {
   const char *name;
@@ -40,7 +41,7 @@ LLVMValueRef cg_rt(Cg *g, RtFunc f, LLVMTypeRef *fty) {
   const RtRow *r = &rows[f];
   LLVMTypeRef ps[RT_MAX_PARAMS];
   unsigned n = 0;
-  while (n < RT_MAX_PARAMS && r->params[n]) {
+  while (n < RT_MAX_PARAMS && r->params[n] && r->params[n] != RT_VOID) {
     ps[n] = type_of(g, r->params[n]);
     n++;
   }

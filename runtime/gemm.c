@@ -290,12 +290,8 @@ static TGT inline void hsum16_rows_ps(const __m512 *s, float *out, int plus0) {
  * alone (the rest of its vector zero), then the usual
  * transpose of 16 x 16 (two-lane, four-lane, then two 128-bit-lane
  * shuffle stages), the columns past d not formed. */
-static TGT inline __attribute__((always_inline)) void transpose16_ps(const float *x, int64_t ld, int d,
-                                                                     __m512 *c) {
-  __m512 r[16], t[16];
-  __mmask16 m = (__mmask16)((1u << d) - 1);
-  for (int q = 0; q < 16; q++)
-    r[q] = _mm512_maskz_loadu_ps(m, x + q * ld);
+static TGT inline __attribute__((always_inline)) void transpose16_regs_ps(__m512 *r, int d, __m512 *c) {
+  __m512 t[16];
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
@@ -318,6 +314,33 @@ static TGT inline __attribute__((always_inline)) void transpose16_ps(const float
       c[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
     if (8 + j < d)
       c[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
+}
+static TGT inline __attribute__((always_inline)) void transpose16_ps(const float *x, int64_t ld, int d,
+                                                                     __m512 *c) {
+  __m512 r[16];
+  __mmask16 m = (__mmask16)((1u << d) - 1);
+  for (int q = 0; q < 16; q++)
+    r[q] = _mm512_maskz_loadu_ps(m, x + q * ld);
+  transpose16_regs_ps(r, d, c);
+}
+/* pack_a's sliver of MR = 12 rows of A read along its rows (lda apart),
+ * kc columns: 16 columns at a time transposed in registers, each column
+ * stored as the sliver's 12 values. GCC's loop gathered the column one
+ * element at a time: 10% of bench rnn_lm's time, whose products have 32
+ * rows and a long k. */
+static TGT inline void pack12_rows_ps(const float *src, int64_t lda, int64_t kc, float *dst) {
+  for (int64_t p = 0; p < kc; p += 16) {
+    int d = kc - p < 16 ? (int)(kc - p) : 16;
+    __mmask16 m = (__mmask16)((1u << d) - 1);
+    __m512 r[16], c[16];
+    for (int q = 0; q < 12; q++)
+      r[q] = _mm512_maskz_loadu_ps(m, src + q * lda + p);
+    for (int q = 12; q < 16; q++)
+      r[q] = _mm512_setzero_ps();
+    transpose16_regs_ps(r, d, c);
+    for (int j = 0; j < d; j++)
+      _mm512_mask_storeu_ps(dst + (p + j) * 12, 0x0FFF, c[j]);
   }
 }
 
@@ -363,6 +386,7 @@ static TGT inline __attribute__((always_inline)) __m512 spread16_ps(__m512 g, in
 #define VHSUM_ROWS_PLUS0(s, out) hsum16_rows_ps(s, out, 1)
 #define VCOLS(x, d, v) cols16_ps(x, d, v)
 #define VCOLS_LD(x, ld, d, v) transpose16_ps(x, ld, d, v)
+#define VPACK12_ROWS(src, lda, kc, dst) pack12_rows_ps(src, lda, kc, dst)
 #define VSPREAD(g, d, k) spread16_ps(g, d, k)
 #define T float
 #define V __m512
@@ -375,6 +399,7 @@ static TGT inline __attribute__((always_inline)) __m512 spread16_ps(__m512 g, in
 #undef VHSUM_ROWS_PLUS0
 #undef VCOLS
 #undef VCOLS_LD
+#undef VPACK12_ROWS
 #undef VSPREAD
 #undef T
 #undef V
@@ -423,12 +448,8 @@ static TGT inline void hsum8_rows_pd(const __m512d *s, double *out, int plus0) {
   _mm512_storeu_pd(out, _mm512_permutexvar_pd(idx, f));
 }
 /* transpose16_ps's f64 form: the first d < 8 columns of 8 rows ld apart. */
-static TGT inline __attribute__((always_inline)) void transpose8_pd(const double *x, int64_t ld, int d,
-                                                                    __m512d *c) {
-  __m512d r[8], t[8], u[8];
-  __mmask8 m = (__mmask8)((1u << d) - 1);
-  for (int q = 0; q < 8; q++)
-    r[q] = _mm512_maskz_loadu_pd(m, x + q * ld);
+static TGT inline __attribute__((always_inline)) void transpose8_regs_pd(const __m512d *r, int d, __m512d *c) {
+  __m512d t[8], u[8];
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
@@ -444,6 +465,35 @@ static TGT inline __attribute__((always_inline)) void transpose8_pd(const double
       c[j] = _mm512_shuffle_f64x2(u[j], u[4 + j], 0x88);
     if (4 + j < d)
       c[4 + j] = _mm512_shuffle_f64x2(u[j], u[4 + j], 0xdd);
+  }
+}
+static TGT inline __attribute__((always_inline)) void transpose8_pd(const double *x, int64_t ld, int d,
+                                                                    __m512d *c) {
+  __m512d r[8];
+  __mmask8 m = (__mmask8)((1u << d) - 1);
+  for (int q = 0; q < 8; q++)
+    r[q] = _mm512_maskz_loadu_pd(m, x + q * ld);
+  transpose8_regs_pd(r, d, c);
+}
+/* pack12_rows_ps's f64 form: rows 0-7 and 8-11 transposed apart, 8
+ * columns at a time. */
+static TGT inline void pack12_rows_pd(const double *src, int64_t lda, int64_t kc, double *dst) {
+  for (int64_t p = 0; p < kc; p += 8) {
+    int d = kc - p < 8 ? (int)(kc - p) : 8;
+    __mmask8 m = (__mmask8)((1u << d) - 1);
+    __m512d r[8], lo[8], hi[8];
+    for (int q = 0; q < 8; q++)
+      r[q] = _mm512_maskz_loadu_pd(m, src + q * lda + p);
+    transpose8_regs_pd(r, d, lo);
+    for (int q = 0; q < 4; q++)
+      r[q] = _mm512_maskz_loadu_pd(m, src + (8 + q) * lda + p);
+    for (int q = 4; q < 8; q++)
+      r[q] = _mm512_setzero_pd();
+    transpose8_regs_pd(r, d, hi);
+    for (int j = 0; j < d; j++) {
+      _mm512_storeu_pd(dst + (p + j) * 12, lo[j]);
+      _mm512_mask_storeu_pd(dst + (p + j) * 12 + 8, 0x0F, hi[j]);
+    }
   }
 }
 /* cols16_ps's f64 form (8 rows of d < 8): permutes for 2 and 4 columns. */
@@ -476,6 +526,7 @@ static TGT inline __attribute__((always_inline)) __m512d spread8_pd(__m512d g, i
 #define VHSUM_ROWS_PLUS0(s, out) hsum8_rows_pd(s, out, 1)
 #define VCOLS(x, d, v) cols8_pd(x, d, v)
 #define VCOLS_LD(x, ld, d, v) transpose8_pd(x, ld, d, v)
+#define VPACK12_ROWS(src, lda, kc, dst) pack12_rows_pd(src, lda, kc, dst)
 #define VSPREAD(g, d, k) spread8_pd(g, d, k)
 #define T double
 #define V __m512d
@@ -488,6 +539,7 @@ static TGT inline __attribute__((always_inline)) __m512d spread8_pd(__m512d g, i
 #undef VHSUM_ROWS_PLUS0
 #undef VCOLS
 #undef VCOLS_LD
+#undef VPACK12_ROWS
 #undef VSPREAD
 #undef T
 #undef V
@@ -555,14 +607,14 @@ int sg_rt_gemm_isa(void) {
 #else
 #define DISPATCH(isa, T, CALL) CALL(T##_generic);
 #endif
-#define GEMM_CALL(S) gemm_##S(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+#define GEMM_CALL(S) gemm_##S(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate, kept)
 #define GEMVZ_CALL(S) done = gemvz_##S(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 #define ROWS_CALL(S) gemv_rows_##S(rows, d, mat, ld, v, out, shared)
 #define ACC_CALL(S) gemv_acc_##S(rows, d, g, mat, ld, acc, z)
 
 int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const float *a, int64_t lda, const float *b,
-                       int64_t ldb, float *c, int64_t ldc, int accumulate) {
+                       int64_t ldb, float *c, int64_t ldc, int accumulate, int64_t kept) {
   if (!cpu_has(isa))
     return -1;
   DISPATCH(isa, f32, GEMM_CALL)
@@ -572,7 +624,7 @@ int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
 int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const double *a, int64_t lda,
                        const double *b, int64_t ldb, double *c, int64_t ldc,
-                       int accumulate) {
+                       int accumulate, int64_t kept) {
   if (!cpu_has(isa))
     return -1;
   DISPATCH(isa, f64, GEMM_CALL)
@@ -581,13 +633,13 @@ int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
 
 void sg_rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc, int accumulate) {
+                    float *c, int64_t ldc, int accumulate, int64_t kept) {
   DISPATCH(sg_rt_gemm_isa(), f32, GEMM_CALL)
 }
 
 void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const double *a, int64_t lda, const double *b, int64_t ldb,
-                    double *c, int64_t ldc, int accumulate) {
+                    double *c, int64_t ldc, int accumulate, int64_t kept) {
   DISPATCH(sg_rt_gemm_isa(), f64, GEMM_CALL)
 }
 

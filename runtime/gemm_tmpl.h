@@ -15,9 +15,9 @@
  *   TGT          function attributes (target ISA) for every function here
  *   VLOADA/VLOADU/VSTOREA/VSTOREU, VSET1, VZERO, VFMA(a, b, c) = a*b + c,
  *   VHSUM (sum of the lanes), VFINITE_NZ (all lanes finite and nonzero)
- *   and, for AVX-512 only, VHSUM_ROWS(_PLUS0), VCOLS, VCOLS_LD and
- *   VSPREAD (gemm.c: hsum16_rows_ps, cols16_ps, transpose16_ps and
- *   spread16_ps, and their f64 forms)
+ *   and, for AVX-512 only, VHSUM_ROWS(_PLUS0), VCOLS, VCOLS_LD,
+ *   VSPREAD and VPACK12_ROWS (gemm.c: hsum16_rows_ps, cols16_ps,
+ *   transpose16_ps, spread16_ps and pack12_rows_ps, and their f64 forms)
  * and gets SFX-suffixed gemm(...) with sg_rt_gemm_*'s signature. Everything
  * is compiled for the one ISA, so helpers inline into each other. */
 
@@ -44,7 +44,16 @@ static TGT void F(pack_a)(int ta, const T *a, int64_t lda, int64_t i0,
                           int64_t p0, int64_t mc, int64_t kc, T *restrict dst) {
   for (int64_t is = 0; is < mc; is += MR, dst += MR * kc) {
     int64_t mr = F(min64)(MR, mc - is);
-    if (ta) { /* A is k x m: each column of the sliver is contiguous */
+    if (ta && mr == MR) { /* A is k x m: each column of the sliver is contiguous */
+      /* written out, else GCC makes each column a memmove call (6% of
+       * bench rnn_lm's time, whose weight gradients are h^T @ g) */
+      for (int64_t p = 0; p < kc; p++) {
+        const T *src = a + (p0 + p) * lda + i0 + is;
+#pragma GCC unroll 16
+        for (int ii = 0; ii < MR; ii++)
+          dst[p * MR + ii] = src[ii];
+      }
+    } else if (ta) {
       for (int64_t p = 0; p < kc; p++) {
         const T *src = a + (p0 + p) * lda + i0 + is;
         for (int64_t ii = 0; ii < mr; ii++)
@@ -54,6 +63,11 @@ static TGT void F(pack_a)(int ta, const T *a, int64_t lda, int64_t i0,
       }
     } else if (mr == MR) {
       const T *src = a + (i0 + is) * lda + p0;
+#ifdef VPACK12_ROWS
+      _Static_assert(MR == 12, "VPACK12_ROWS packs slivers of 12 rows");
+      VPACK12_ROWS(src, lda, kc, dst);
+      continue;
+#endif
       for (int64_t p = 0; p < kc; p++) {
 #pragma GCC unroll 16
         for (int ii = 0; ii < MR; ii++)
@@ -80,8 +94,9 @@ static TGT void F(pack_b)(int tb, const T *b, int64_t ldb, int64_t p0,
     if (!tb) { /* rows of the sliver are contiguous in B */
       const T *src = b + p0 * ldb + j0 + js;
       for (int64_t p = 0; p < kc; p++, src += ldb) {
-        if (nr == NR) {
-          memcpy(dst + p * NR, src, NR * sizeof(T));
+        if (nr == NR) { /* two vector moves: a memcpy call cost more than the copy */
+          VSTOREA(dst + p * NR, VLOADU(src));
+          VSTOREA(dst + p * NR + VL, VLOADU(src + VL));
         } else {
           for (int64_t jj = 0; jj < nr; jj++)
             dst[p * NR + jj] = src[jj];
@@ -230,23 +245,32 @@ static TGT void F(by_rows_part)(int ta, int tb, int64_t r0, int64_t r1, int64_t 
              tb ? b + c0 * ldb : b + c0, ldb, c + r0 * ldc + c0, ldc, acc);
 }
 
+/* Operands packed whole beforehand (F(kept)), or NULL: per KC slice of k,
+ * every sliver of it, the slice starting at pc * apad (A: rows rounded up
+ * to MR) or pc * bpad (B: columns rounded up to NR). */
+typedef struct F(Packed) {
+  const T *a, *b;
+  int64_t apad, bpad;
+} F(Packed);
+
 /* The packed product for rows [m0, m1) and columns [n0, n1) of op(A) op(B).
  * With ct, the operands are already swapped (the caller computes
  * C^T = op(B)^T op(A)^T) and C is stored transposed. Each element's sum
  * runs over the same KC slices in the same order, and tiles sit at the
  * same multiples of MR and NR, whatever the part (m0 and n0 are multiples
- * of MR and NR): splitting the product never changes a bit. */
+ * of MR and NR) and whether an operand was packed beforehand (pk):
+ * neither changes a bit. */
 static TGT void F(blocked_part)(int ta, int tb, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                                 int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
-                                T *c, int64_t ldc, int acc, int ct) {
+                                T *c, int64_t ldc, int acc, int ct, const F(Packed) *pk) {
   int64_t mcb = F(block)(m1 - m0, MC, MR), kcb = F(block)(k, KC, 1),
           ncb = F(block)(n1 - n0, NC, NR);
   /* One buffer for both packed blocks; the A part is rounded to whole cache
    * lines so that the B part stays 64-byte aligned for VLOADA. Small
    * products pack on the stack; larger ones in the thread's cached packing
    * buffer (workspace.c), so repeated products allocate nothing. */
-  size_t abytes = ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
-  size_t bbytes = (size_t)(ncb * kcb) * sizeof(T);
+  size_t abytes = pk->a ? 0 : ((size_t)(mcb * kcb) * sizeof(T) + 63) & ~(size_t)63;
+  size_t bbytes = pk->b ? 0 : (size_t)(ncb * kcb) * sizeof(T);
   _Alignas(64) T stackbuf[STACKBYTES / sizeof(T)];
   void *buf = stackbuf;
   if (abytes + bbytes > sizeof stackbuf &&
@@ -265,15 +289,42 @@ static TGT void F(blocked_part)(int ta, int tb, int64_t m0, int64_t m1, int64_t 
       /* The first pass over k stores (C is not read unless acc: it may
        * hold garbage); later passes add. */
       int beta = acc || pc > 0;
-      F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
+      const T *ap = pk->a ? pk->a + pc * pk->apad + ic * kc : pa;
+      if (!pk->a)
+        F(pack_a)(ta, a, lda, ic, pc, mc, kc, pa);
       for (int64_t jc = n0; jc < n1; jc += ncb) {
         int64_t nc = F(min64)(ncb, n1 - jc);
-        F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
-        F(macro)(mc, nc, kc, pa, pb, c + (ct ? jc * ldc + ic : ic * ldc + jc),
+        const T *bp = pk->b ? pk->b + pc * pk->bpad + jc * kc : pb;
+        if (!pk->b)
+          F(pack_b)(tb, b, ldb, pc, jc, kc, nc, pb);
+        F(macro)(mc, nc, kc, ap, bp, c + (ct ? jc * ldc + ic : ic * ldc + jc),
                  ldc, beta, ct);
       }
     }
   }
+}
+
+/* op(A) (side 0: len rows) or op(B) (side 1: len columns) packed whole as
+ * F(Packed) describes, kept by the thread for the rest of the generated
+ * call `call` (sg_rt_ws_kept): a loop's weights are packed at its first
+ * step only. The packed form depends on the element type, the tile and
+ * KC, so kernel sets that share them share it. NULL: pack as usual. */
+static TGT const T *F(kept)(int64_t call, int side, int tr, const T *x, int64_t ld, int64_t len,
+                            int64_t k, int64_t *pad) {
+  int64_t kcb = F(block)(k, KC, 1);
+  *pad = F(roundup)(len, side ? NR : MR);
+  SgKeptKey key = {call, x, ld, len, k,
+                   side | tr << 1 | (sizeof(T) == 8) << 2 | MR << 3 | NR << 8 | KC << 16};
+  int fresh;
+  T *dst = sg_rt_ws_kept(&key, *pad * k * (int64_t)sizeof(T), &fresh);
+  for (int64_t pc = 0; dst && fresh && pc < k; pc += kcb) {
+    int64_t kc = F(min64)(kcb, k - pc);
+    if (side)
+      F(pack_b)(tr, x, ld, pc, 0, kc, len, dst + pc * *pad);
+    else
+      F(pack_a)(tr, x, ld, 0, pc, len, kc, dst + pc * *pad);
+  }
+  return dst;
 }
 
 /* A product split into parts for the thread pool: along m (in units of
@@ -283,6 +334,7 @@ typedef struct F(Split) {
   int64_t m, n, k, lda, ldb, ldc, units, parts;
   const T *a, *b;
   T *c;
+  F(Packed) pk;
 } F(Split);
 
 static void F(run_parts)(void *ctx, int64_t begin, int64_t end) {
@@ -295,7 +347,7 @@ static void F(run_parts)(void *ctx, int64_t begin, int64_t end) {
     else
       n0 = u0 * NR, n1 = F(min64)(u1 * NR, s->n);
     F(blocked_part)(s->ta, s->tb, m0, m1, n0, n1, s->k, s->a, s->lda, s->b, s->ldb, s->c,
-                    s->ldc, s->acc, s->ct);
+                    s->ldc, s->acc, s->ct, &s->pk);
   }
 }
 
@@ -305,11 +357,18 @@ static void F(run_parts)(void *ctx, int64_t begin, int64_t end) {
  * when split along m), so parts beyond the threads that run them only cost:
  * 32 parts of 256x1000x512 on one thread ran at 130 GFLOP/s, one part at
  * 200. The count may follow the thread count because splitting never
- * changes a bit (blocked_part above). */
+ * changes a bit (blocked_part above). An operand kept for the call
+ * (kept_side 0: A, 1: B, -1: none) is packed whole first, once per call,
+ * and every part reads it. */
 enum { F(PART_WORK) = 1 << 21, F(MAX_PARTS) = 32 };
 static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
                            const T *a, int64_t lda, const T *b, int64_t ldb,
-                           T *c, int64_t ldc, int acc, int ct) {
+                           T *c, int64_t ldc, int acc, int ct, int64_t call, int kept_side) {
+  F(Packed) pk = {0};
+  if (call && kept_side == 0)
+    pk.a = F(kept)(call, 0, ta, a, lda, m, k, &pk.apad);
+  else if (call && kept_side == 1)
+    pk.b = F(kept)(call, 1, tb, b, ldb, n, k, &pk.bpad);
   int64_t um = (m + MR - 1) / MR, un = (n + NR - 1) / NR;
   double work = (double)m * (double)n * (double)k;
   int along_m = um >= un;
@@ -322,16 +381,16 @@ static TGT void F(blocked)(int ta, int tb, int64_t m, int64_t n, int64_t k,
   if (parts > sg_rt_num_threads())
     parts = sg_rt_num_threads();
   if (parts <= 1) {
-    F(blocked_part)(ta, tb, 0, m, 0, n, k, a, lda, b, ldb, c, ldc, acc, ct);
+    F(blocked_part)(ta, tb, 0, m, 0, n, k, a, lda, b, ldb, c, ldc, acc, ct, &pk);
     return;
   }
-  F(Split) s = {ta, tb, acc, ct, along_m, m, n, k, lda, ldb, ldc, units, parts, a, b, c};
+  F(Split) s = {ta, tb, acc, ct, along_m, m, n, k, lda, ldb, ldc, units, parts, a, b, c, pk};
   sg_rt_parallel_for(parts, 1, F(run_parts), &s);
 }
 
 static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
                         const T *a, int64_t lda, const T *b, int64_t ldb,
-                        T *c, int64_t ldc, int acc) {
+                        T *c, int64_t ldc, int acc, int64_t kept) {
   if (m <= 0 || n <= 0)
     return;
   if (k <= 0) {
@@ -358,10 +417,10 @@ static TGT void F(gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
    * the ~10% that storing every tile transposed costs. */
   int64_t tiles = F(roundup)(m, MR) * F(roundup)(n, NR);
   int64_t tiles_t = F(roundup)(n, MR) * F(roundup)(m, NR);
-  if (9 * tiles > 10 * tiles_t)
-    F(blocked)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc, 1);
+  if (9 * tiles > 10 * tiles_t) /* B, if kept, is now the left operand */
+    F(blocked)(!tb, !ta, n, m, k, b, ldb, a, lda, c, ldc, acc, 1, kept, 0);
   else
-    F(blocked)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc, 0);
+    F(blocked)(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, acc, 0, kept, 1);
 }
 
 /* sg_rt_gemmz's matrix-vector products that are sums of rows, under the

@@ -75,16 +75,17 @@ enum { SCAN_PAR_LEAST = 1 << 16 };
     return !atomic_load_explicit(&s.bad, memory_order_relaxed);                          \
   }                                                                                      \
   void NAME(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const T *a,       \
-            int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate) {    \
+            int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, int accumulate,      \
+            int64_t kept) {                                                               \
     if (GEMVZ(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate) == 0)       \
       return;                                                                            \
     if (!accumulate && (double)m * (double)n < (double)k * (double)(m + n)) {            \
-      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, 0);                        \
+      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, 0, kept);                  \
       if (finite_##T(c, m, n, ldc))                                                      \
         return;                                                                          \
     } else if (finite_##T(a, trans_a ? k : m, trans_a ? m : k, lda) &&                   \
                finite_##T(b, trans_b ? n : k, trans_b ? k : n, ldb)) {                   \
-      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);               \
+      GEMM(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate, kept);         \
       return;                                                                            \
     }                                                                                    \
     for (int64_t i = 0; i < m; i++)                                                      \

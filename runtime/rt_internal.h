@@ -26,6 +26,24 @@ void *sg_rt_alloc_raw(int64_t bytes);
  * Freed with the rest of the thread's workspace. */
 void *sg_rt_pack_buffer(int64_t bytes);
 
+/* A GEMM operand packed once for the rest of a generated call (gemm.c,
+ * sg_rt_gemm's `kept`): which call, which memory read how, in which
+ * packed form. Two keys are the same operand exactly when every field is
+ * equal. */
+typedef struct SgKeptKey {
+  int64_t call;      /* sg_rt_call_id's number, never 0 */
+  const void *p;     /* the operand's memory */
+  int64_t ld, rows, cols; /* its leading dimension and op()'s extent */
+  int form;          /* gemm.c's tag: element type, kernel set, A or B side, transpose */
+} SgKeptKey;
+/* The calling thread's block for `key`, at least `bytes`: *fresh is 1 if
+ * it must be packed (new, or another operand's block taken over), 0 if it
+ * already holds the packed operand. NULL if the operand is larger than
+ * the cache keeps or the memory cannot be had (the caller packs as
+ * usual). A few such blocks are kept per thread, the least recently used
+ * given up first; freed with the rest of the thread's workspace. */
+void *sg_rt_ws_kept(const SgKeptKey *key, int64_t bytes, int *fresh);
+
 /* Loop tapes' memory, kept by the thread between calls (runtime/tape.c):
  * take the largest block kept ({NULL, 0} if none) for a tape that starts,
  * keep a tape's block when it ends (the smallest of too many is freed).
@@ -40,10 +58,10 @@ int sg_rt_gemm_isa(void);
 /* Run one variant; returns -1 (and does nothing) if this CPU lacks it. */
 int sg_rt_gemm_f32_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const float *a, int64_t lda, const float *b,
-                       int64_t ldb, float *c, int64_t ldc, int accumulate);
+                       int64_t ldb, float *c, int64_t ldc, int accumulate, int64_t kept);
 int sg_rt_gemm_f64_isa(int isa, int trans_a, int trans_b, int64_t m, int64_t n,
                        int64_t k, const double *a, int64_t lda, const double *b,
-                       int64_t ldb, double *c, int64_t ldc, int accumulate);
+                       int64_t ldb, double *c, int64_t ldc, int accumulate, int64_t kept);
 /* The same for the fused pair's kernels (sg_rt_gemv_rows_*, _acc_*). */
 int sg_rt_gemv_rows_f32_isa(int isa, int64_t rows, int64_t d, const float *mat, int64_t ld,
                             const float *v, float *out, int shared);

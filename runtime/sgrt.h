@@ -142,25 +142,33 @@ int sg_rt_num_threads(void);
 void sg_rt_random(int kind, int dtype, const int32_t *key, int64_t nkey, void *out, int64_t n);
 void sg_rt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 
+/* A number naming one call of a generated function, never 0 and never
+ * given twice: what sg_rt_gemm's `kept` refers to. */
+int64_t sg_rt_call_id(void);
+
 /* C = op(A) * op(B), or C += op(A) * op(B) when accumulate is non-zero.
  * op(A) is m x k: A is m x k (lda >= k), or k x m when trans_a (lda >= m).
  * op(B) is k x n: B is k x n (ldb >= n), or n x k when trans_b (ldb >= k).
- * C is m x n with ldc >= n. All row-major. Any of m, n, k may be 0. */
+ * C is m x n with ldc >= n. All row-major. Any of m, n, k may be 0.
+ * kept: 0, or sg_rt_call_id's number for the generated call making the
+ * product, promising that B's elements stay as they are until that call
+ * returns: B is then packed once for the whole call (a loop's weights),
+ * with the same result to the bit. */
 void sg_rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc, int accumulate);
+                    float *c, int64_t ldc, int accumulate, int64_t kept);
 void sg_rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                     const double *a, int64_t lda, const double *b, int64_t ldb,
-                    double *c, int64_t ldc, int accumulate);
+                    double *c, int64_t ldc, int accumulate, int64_t kept);
 
 /* The same, except that a term with a zero factor is left out even when
  * the other factor is infinite or NaN (products inside gradients). */
 void sg_rt_gemmz_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                      const float *a, int64_t lda, const float *b, int64_t ldb,
-                     float *c, int64_t ldc, int accumulate);
+                     float *c, int64_t ldc, int accumulate, int64_t kept);
 void sg_rt_gemmz_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                      const double *a, int64_t lda, const double *b, int64_t ldb,
-                     double *c, int64_t ldc, int accumulate);
+                     double *c, int64_t ldc, int accumulate, int64_t kept);
 
 /* One block of rows of a matrix-vector product and its adjoint, fused
  * (codegen/cg_gemvpair.c): out[i] = sum_j mat[i*ld + j] v[j] for i < rows,

@@ -15,12 +15,15 @@
  * A second cached block, the packing buffer, serves sg_rt_gemm on whatever
  * thread runs it (pool workers included), and a few more the tapes of
  * loops whose gradient is taken (runtime/tape.c), for the same reason.
+ * The kept blocks hold GEMM operands packed once for a whole generated
+ * call (a loop's weights, read at every step): sg_rt_ws_kept.
  *
  * Reentrancy: the block is marked busy while a call uses it; a nested
  * request on the same thread (nothing in sgc does that today, but a signal
  * handler or a future runtime callback could) gets a fresh allocation that
  * sg_rt_ws_release frees, so correctness never depends on nesting. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -34,9 +37,23 @@ typedef struct Block {
 
 enum { WS_TAPES = 4 }; /* a gradient with more loops reallocates the rest */
 
+/* Kept operands: an RNN's gradient reads six (three weights, each also
+ * transposed). One larger than KEPT_MAX_BYTES is packed as usual: keeping
+ * it would double the memory of a large model's weights. */
+enum { WS_KEPT = 8 };
+#define KEPT_MAX_BYTES ((int64_t)64 << 20)
+
+typedef struct Kept {
+  Block mem;
+  SgKeptKey key;  /* key.call == 0: holds nothing */
+  uint64_t used;  /* when last asked for (the thread's count of asks) */
+} Kept;
+
 typedef struct Workspace {
   Block temps, pack;
   Block tapes[WS_TAPES];
+  Kept kept[WS_KEPT];
+  uint64_t kept_asks;
   int busy;       /* temps handed out and not yet released */
   int registered; /* the key holds this thread's workspace */
 } Workspace;
@@ -51,11 +68,19 @@ static void drop(Block *b) {
   b->cap = 0;
 }
 
+static void drop_kept(Workspace *w) {
+  for (int k = 0; k < WS_KEPT; k++) {
+    drop(&w->kept[k].mem);
+    w->kept[k].key.call = 0;
+  }
+}
+
 static void release_all(Workspace *w) {
   drop(&w->temps);
   drop(&w->pack);
   for (int k = 0; k < WS_TAPES; k++)
     drop(&w->tapes[k]);
+  drop_kept(w);
 }
 
 static void on_thread_exit(void *p) { release_all(p); }
@@ -147,6 +172,39 @@ void sg_rt_ws_keep_tape(void *p, int64_t cap) {
   register_thread(&ws);
 }
 
+int64_t sg_rt_call_id(void) {
+  static atomic_llong last; /* shared by all threads: a number is never given twice */
+  return (int64_t)atomic_fetch_add_explicit(&last, 1, memory_order_relaxed) + 1;
+}
+
+static int same_key(const SgKeptKey *a, const SgKeptKey *b) {
+  return a->call == b->call && a->p == b->p && a->ld == b->ld && a->rows == b->rows &&
+         a->cols == b->cols && a->form == b->form;
+}
+
+void *sg_rt_ws_kept(const SgKeptKey *key, int64_t bytes, int *fresh) {
+  Workspace *w = &ws;
+  if (bytes > KEPT_MAX_BYTES)
+    return NULL;
+  Kept *e = NULL;
+  for (int k = 0; k < WS_KEPT && !e; k++)
+    if (w->kept[k].key.call && same_key(&w->kept[k].key, key))
+      e = &w->kept[k];
+  *fresh = !e;
+  if (!e) { /* the least recently used block (an empty one first) */
+    e = &w->kept[0];
+    for (int k = 1; k < WS_KEPT; k++)
+      if (w->kept[k].used < e->used)
+        e = &w->kept[k];
+    e->key.call = 0;
+    if (!grow(&e->mem, bytes))
+      return NULL;
+    e->key = *key;
+  }
+  e->used = ++w->kept_asks;
+  return e->mem.p;
+}
+
 int64_t sg_rt_ws_bytes(void) { return ws.temps.cap; }
 
 void sg_release_workspace(void) {
@@ -158,4 +216,5 @@ void sg_release_workspace(void) {
   drop(&w->pack);
   for (int k = 0; k < WS_TAPES; k++)
     drop(&w->tapes[k]);
+  drop_kept(w);
 }

@@ -123,15 +123,15 @@ static void run(int v, const shape *s, const float *a, const float *b,
   int64_t lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
   switch (v) {
   case V_SGRT:
-    sg_rt_gemm_f32(s->ta, s->tb, s->m, s->n, s->k, a, lda, b, ldb, c, s->n, 0);
+    sg_rt_gemm_f32(s->ta, s->tb, s->m, s->n, s->k, a, lda, b, ldb, c, s->n, 0, 0);
     break;
   case V_AVX2:
     sg_rt_gemm_f32_isa(SG_RT_ISA_AVX2, s->ta, s->tb, s->m, s->n, s->k, a, lda,
-                       b, ldb, c, s->n, 0);
+                       b, ldb, c, s->n, 0, 0);
     break;
   case V_GENERIC:
     sg_rt_gemm_f32_isa(SG_RT_ISA_GENERIC, s->ta, s->tb, s->m, s->n, s->k, a,
-                       lda, b, ldb, c, s->n, 0);
+                       lda, b, ldb, c, s->n, 0, 0);
     break;
   case V_BLOCKED:
     blocked(s->ta, s->tb, s->m, s->n, s->k, a, b, c);
@@ -141,7 +141,7 @@ static void run(int v, const shape *s, const float *a, const float *b,
     break;
   case V_SGRT64:
     sg_rt_gemm_f64(s->ta, s->tb, s->m, s->n, s->k, ad, lda, bd, ldb, cd, s->n,
-                   0);
+                   0, 0);
     break;
   }
 }

@@ -61,7 +61,7 @@ int main(void) {
     for (int64_t i = 0; i < m * n; i++)
       c2[i] = c1[i];
     hg_gemm(ta, tb, m, n, k, a, lda, b, ldb, c1, n, beta);
-    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c2, n, beta);
+    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c2, n, beta, 0);
     double diff = 0;
     for (int64_t i = 0; i < m * n; i++)
       diff = fmax(diff, fabs((double)c1[i] - (double)c2[i]));
@@ -74,7 +74,7 @@ int main(void) {
         hg_gemm(ta, tb, m, n, k, a, lda, b, ldb, c1, n, beta);
       double t1 = now();
       for (int i = 0; i < iters; i++)
-        sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c2, n, beta);
+        sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c2, n, beta, 0);
       th[r] = (t1 - t0) / iters, ratio[r] = (t1 - t0) / (now() - t1);
     }
     qsort(th, R, sizeof *th, cmp);

@@ -30,7 +30,7 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
   const float inv_b = 1.0f / (float)b;
 
   /* P = v0 W + c; accumulate sum softplus(P) and keep h = sigmoid(P). */
-  sg_rt_gemm_f32(0, 0, b, nh, nv, v0, nv, w, nh, Hb, nh, 0);
+  sg_rt_gemm_f32(0, 0, b, nh, nv, v0, nv, w, nh, Hb, nh, 0, 0);
   float sp0 = 0.0f;
   for (int64_t i = 0; i < b; i++) {
     float *restrict hr = Hb + i * nh;
@@ -46,7 +46,7 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
 
   /* v1 = sigmoid(h W^T + a); cs = colsum(v1) - colsum(v0) in the same pass
    * (both are b x nv). */
-  sg_rt_gemm_f32(0, 1, b, nv, nh, Hb, nh, w, nh, V1, nv, 0);
+  sg_rt_gemm_f32(0, 1, b, nv, nh, Hb, nh, w, nh, V1, nv, 0, 0);
   memset(cs, 0, (size_t)nv * sizeof *cs);
   for (int64_t i = 0; i < b; i++) {
     float *restrict vr = V1 + i * nv;
@@ -61,7 +61,7 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
   /* Q = v1 W + c; accumulate sum softplus(Q); Sq = sigmoid(Q) / b, and in
    * the same pass (same shape) h becomes -h / b, the two cotangents that
    * dW needs; dc is their column sum. */
-  sg_rt_gemm_f32(0, 0, b, nh, nv, V1, nv, w, nh, Sq, nh, 0);
+  sg_rt_gemm_f32(0, 0, b, nh, nv, V1, nv, w, nh, Sq, nh, 0, 0);
   float sp1 = 0.0f;
   memset(d_c, 0, (size_t)nh * sizeof *d_c);
   for (int64_t i = 0; i < b; i++) {
@@ -88,8 +88,8 @@ int hand_cd1_loss_grad(int64_t nv, int64_t nh, int64_t b, const float *w,
   *loss = (va + sp1 - sp0) * inv_b;
 
   /* dW = v1^T Sq + v0^T (-h / b). */
-  sg_rt_gemm_f32(1, 0, nv, nh, b, V1, nv, Sq, nh, d_w, nh, 0);
-  sg_rt_gemm_f32(1, 0, nv, nh, b, v0, nv, Hb, nh, d_w, nh, 1);
+  sg_rt_gemm_f32(1, 0, nv, nh, b, V1, nv, Sq, nh, d_w, nh, 0, 0);
+  sg_rt_gemm_f32(1, 0, nv, nh, b, v0, nv, Hb, nh, d_w, nh, 1, 0);
 
   free(Hb);
   return 0;

@@ -241,7 +241,7 @@ void hg_gemm_packed(int ta, int64_t m, int64_t n, int64_t k, const float *a, int
     return;
   }
 #endif
-  sg_rt_gemm_f32(ta, 0, m, n, k, a, lda, packed_b, n, c, ldc, beta);
+  sg_rt_gemm_f32(ta, 0, m, n, k, a, lda, packed_b, n, c, ldc, beta, 0);
 }
 
 void hg_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
@@ -252,5 +252,5 @@ void hg_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *a, in
     return;
   }
 #endif
-  sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta);
+  sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta, 0);
 }

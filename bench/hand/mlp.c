@@ -26,7 +26,7 @@ int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,
   float *dZ = H + n * h, *G = dZ + n * h;
 
   /* Forward, layer 1: H = tanh(x W1 + b1), bias and tanh fused in place. */
-  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w1, h, H, h, 0);
+  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w1, h, H, h, 0, 0);
   for (int64_t i = 0; i < n; i++) {
     float *restrict hr = H + i * h;
 #pragma omp simd
@@ -36,7 +36,7 @@ int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,
 
   /* Forward, layer 2 and the loss; in the same pass the residual becomes the
    * output gradient G = 2 (out - y) / (n o), and d_b2 = column sums of G. */
-  sg_rt_gemm_f32(0, 0, n, o, h, H, h, w2, o, G, o, 0);
+  sg_rt_gemm_f32(0, 0, n, o, h, H, h, w2, o, G, o, 0, 0);
   const float scale = 2.0f / (float)(n * o);
   float sq = 0.0f;
   memset(d_b2, 0, (size_t)o * sizeof *d_b2);
@@ -54,8 +54,8 @@ int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,
   *loss = sq / (float)(n * o);
 
   /* Backward through layer 2: d_W2 = H^T G, dH = G W2^T. */
-  sg_rt_gemm_f32(1, 0, h, o, n, H, h, G, o, d_w2, o, 0);
-  sg_rt_gemm_f32(0, 1, n, h, o, G, o, w2, o, dZ, h, 0);
+  sg_rt_gemm_f32(1, 0, h, o, n, H, h, G, o, d_w2, o, 0, 0);
+  sg_rt_gemm_f32(0, 1, n, h, o, G, o, w2, o, dZ, h, 0, 0);
 
   /* Through tanh, reusing the forward H: dZ = dH (1 - H^2); d_b1 = column
    * sums of dZ, in the same pass. */
@@ -71,7 +71,7 @@ int hand_mlp_loss_grad(int64_t n, int64_t d, int64_t h, int64_t o,
   }
 
   /* Through layer 1: d_W1 = x^T dZ (x is constant: no d_x). */
-  sg_rt_gemm_f32(1, 0, d, h, n, x, d, dZ, h, d_w1, h, 0);
+  sg_rt_gemm_f32(1, 0, d, h, n, x, d, dZ, h, d_w1, h, 0, 0);
 
   free(H);
   return 0;
@@ -86,7 +86,7 @@ int hand_layer_vjp(int64_t n, int64_t d, int64_t h, const float *x,
 
   /* out = tanh(x W), in place in the caller's buffer; in the same pass the
    * cotangent of the pre-activation, G = seed (1 - out^2). */
-  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w, h, out, h, 0);
+  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w, h, out, h, 0, 0);
 #pragma omp simd
   for (int64_t i = 0; i < n * h; i++) {
     float t = tanhf(out[i]);
@@ -95,8 +95,8 @@ int hand_layer_vjp(int64_t n, int64_t d, int64_t h, const float *x,
   }
 
   /* d_x = G W^T, d_W = x^T G. */
-  sg_rt_gemm_f32(0, 1, n, d, h, G, h, w, h, d_x, d, 0);
-  sg_rt_gemm_f32(1, 0, d, h, n, x, d, G, h, d_w, h, 0);
+  sg_rt_gemm_f32(0, 1, n, d, h, G, h, w, h, d_x, d, 0, 0);
+  sg_rt_gemm_f32(1, 0, d, h, n, x, d, G, h, d_w, h, 0, 0);
 
   free(G);
   return 0;

@@ -72,9 +72,9 @@ int hand_w1_xent_grad(int64_t n, int64_t d, int64_t k, const float *w, const flo
   float *z = ws_get(0, (size_t)(n * k) * sizeof(float));
   if (!z)
     return -1;
-  sg_rt_gemm_f32(0, 0, n, k, d, x, d, w, k, z, k, 0);
+  sg_rt_gemm_f32(0, 0, n, k, d, x, d, w, k, z, k, 0, 0);
   *loss = (float)softmax_xent_rows(n, k, z, y);
-  sg_rt_gemm_f32(1, 0, d, k, n, x, d, z, k, d_w, k, 0); /* x^T dz */
+  sg_rt_gemm_f32(1, 0, d, k, n, x, d, z, k, d_w, k, 0, 0); /* x^T dz */
   return 0;
 }
 
@@ -201,20 +201,20 @@ int hand_w4_mlp_grad(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1
     return -1;
   for (int64_t i = 0; i < n; i++)
     memcpy(hid + i * h, b1, (size_t)h * sizeof(float));
-  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w1, h, hid, h, 1);
+  sg_rt_gemm_f32(0, 0, n, h, d, x, d, w1, h, hid, h, 1, 0);
 #pragma omp simd
   for (int64_t i = 0; i < n * h; i++)
     hid[i] = tanhf(hid[i]);
   for (int64_t i = 0; i < n; i++)
     memcpy(z + i * c, b2, (size_t)c * sizeof(float));
-  sg_rt_gemm_f32(0, 0, n, c, h, hid, h, w2, c, z, c, 1);
+  sg_rt_gemm_f32(0, 0, n, c, h, hid, h, w2, c, z, c, 1, 0);
   *loss = (float)softmax_xent_rows(n, c, z, y); /* z is now dz */
-  sg_rt_gemm_f32(1, 0, h, c, n, hid, h, z, c, d_w2, c, 0);
+  sg_rt_gemm_f32(1, 0, h, c, n, hid, h, z, c, d_w2, c, 0, 0);
   memset(d_b2, 0, (size_t)c * sizeof(float));
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < c; j++)
       d_b2[j] += z[i * c + j];
-  sg_rt_gemm_f32(0, 1, n, h, c, z, c, w2, c, dh, h, 0); /* dz w2^T */
+  sg_rt_gemm_f32(0, 1, n, h, c, z, c, w2, c, dh, h, 0, 0); /* dz w2^T */
   memset(d_b1, 0, (size_t)h * sizeof(float));
   for (int64_t i = 0; i < n; i++) {
     float *restrict di = dh + i * h;
@@ -225,7 +225,7 @@ int hand_w4_mlp_grad(int64_t n, int64_t d, int64_t h, int64_t c, const float *w1
       d_b1[j] += di[j];
     }
   }
-  sg_rt_gemm_f32(1, 0, d, h, n, x, d, dh, h, d_w1, h, 0);
+  sg_rt_gemm_f32(1, 0, d, h, n, x, d, dh, h, d_w1, h, 0, 0);
   return 0;
 }
 

@@ -19,7 +19,7 @@ int hand_xent_grad(int64_t k, int64_t d, const float *w, const float *x,
     return -1;
 
   /* z = W x: a k x 1 product. */
-  sg_rt_gemm_f32(0, 0, k, 1, d, w, d, x, 1, z, 1, 0);
+  sg_rt_gemm_f32(0, 0, k, 1, d, w, d, x, 1, z, 1, 0, 0);
 
   /* Max, then one pass for the exponentials (kept in z) and the sums. */
   float m = -INFINITY;

@@ -63,7 +63,7 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
   if (f64) {
     double *c = malloc(sizeof(double) * (size_t)(m * n));
     memcpy(c, c0, sizeof(double) * (size_t)(m * n));
-    sg_rt_gemmz_f64(0, 0, m, n, k, a, k, b, n, c, n, acc);
+    sg_rt_gemmz_f64(0, 0, m, n, k, a, k, b, n, c, n, acc, 0);
     for (int64_t e = 0; e < m * n && bad < 0; e++)
       if (!rt_same(c[e], want[e], 1e-12 * (double)k))
         bad = e, got = c[e];
@@ -77,7 +77,7 @@ static void one_case(int f64, int64_t m, int64_t n, int64_t k, int acc, int spec
       bf[i] = (float)b[i];
     for (int64_t i = 0; i < m * n; i++)
       c[i] = (float)c0[i];
-    sg_rt_gemmz_f32(0, 0, m, n, k, af, k, bf, n, c, n, acc);
+    sg_rt_gemmz_f32(0, 0, m, n, k, af, k, bf, n, c, n, acc, 0);
     for (int64_t e = 0; e < m * n && bad < 0; e++)
       if (!rt_same(c[e], want[e], 1e-5 * (double)k))
         bad = e, got = c[e];
@@ -110,7 +110,7 @@ int main(void) {
   sg_set_num_threads(0);
   /* a sum that overflows with finite factors: inf either way */
   double a[2] = {1e308, 1e308}, b[2] = {10, 10}, c = 0;
-  sg_rt_gemmz_f64(0, 0, 1, 1, 2, a, 2, b, 1, &c, 1, 0);
+  sg_rt_gemmz_f64(0, 0, 1, 1, 2, a, 2, b, 1, &c, 1, 0, 0);
   CHECK(isinf(c) && c > 0, "overflow: c = %g, want +inf", c);
   printf("PASSED: %d checks, %d failures\n", nchecks, nfails);
   return nfails != 0;

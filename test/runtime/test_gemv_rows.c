@@ -39,7 +39,7 @@ static double rnd(void) { return (double)rand() / RAND_MAX * 2 - 1; }
     }                                                                                            \
     for (int r = 0; r < 16; r++) {                                                               \
       memcpy(x + 16 * d, x + r * d, sizeof(T) * (size_t)d);                                      \
-      GEMM(0, 0, 17, 1, d, x, d, v, 1, out, 1, 0);                                               \
+      GEMM(0, 0, 17, 1, d, x, d, v, 1, out, 1, 0, 0);                                             \
       CHECK(memcmp(&out[16], &out[r], sizeof(T)) == 0 || (isnan(out[16]) && isnan(out[r])),     \
             #T " d=%lld row %d: %.9g (16 rows at once) != %.9g (alone)", (long long)d, r,       \
             (double)out[r], (double)out[16]);                                                    \
@@ -68,7 +68,7 @@ ROWS_CASE(double, sg_rt_gemm_f64, f64)
       x[7 * d + d - 1] = INFINITY; /* g[7] == 0 too */                                           \
     if (zero_at >= 0 && zero_at < rows) /* the only zero factor, mid-way */                      \
       x[zero_at * d] = NAN, x[zero_at * d + d - 1] = -INFINITY;                                  \
-    sg_rt_gemm_##SUF##_isa(isa, 0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0);                         \
+    sg_rt_gemm_##SUF##_isa(isa, 0, 0, rows, 1, d, x, d, v, 1, z1, 1, 0, 0);                         \
     CHECK(sg_rt_gemv_rows_##SUF##_isa(isa, rows, d, x, d, v, z2, (int)(rows & 1)) == 0,          \
           "gemv_rows variant %d missing", isa);                                                  \
     /* (one row: sg_rt_gemm takes its row-vector path, another order) */                      \

@@ -71,14 +71,14 @@ static void one_case(int f64, int64_t nn, int64_t k, int acc, int specials, int 
    * transposed) @ x (k x 1), n == 1, y strided by ldc = 1. */
   if (f64) {
     if (rowvec)
-      sg_rt_gemmz_f64(0, 0, 1, nn, k, x, k, mat, ld, yd, nn, acc);
+      sg_rt_gemmz_f64(0, 0, 1, nn, k, x, k, mat, ld, yd, nn, acc, 0);
     else
-      sg_rt_gemmz_f64(1, 0, nn, 1, k, mat, ld, x, 1, yd, 1, acc);
+      sg_rt_gemmz_f64(1, 0, nn, 1, k, mat, ld, x, 1, yd, 1, acc, 0);
   } else {
     if (rowvec)
-      sg_rt_gemmz_f32(0, 0, 1, nn, k, xf, k, mf, ld, yf, nn, acc);
+      sg_rt_gemmz_f32(0, 0, 1, nn, k, xf, k, mf, ld, yf, nn, acc, 0);
     else
-      sg_rt_gemmz_f32(1, 0, nn, 1, k, mf, ld, xf, 1, yf, 1, acc);
+      sg_rt_gemmz_f32(1, 0, nn, 1, k, mf, ld, xf, 1, yf, 1, acc, 0);
   }
   double tol = f64 ? 1e-12 : 1e-4;
   int64_t bad = -1;
@@ -103,9 +103,9 @@ static void same_bits_on_threads(int64_t nn) {
   }
   m[13 * ld + 2] = INFINITY; /* x[13] == 0: that term is 0 */
   sg_set_num_threads(1);
-  sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y1, 1, 0);
+  sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y1, 1, 0, 0);
   sg_set_num_threads(2);
-  sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y2, 1, 0);
+  sg_rt_gemmz_f32(1, 0, nn, 1, k, m, ld, x, 1, y2, 1, 0, 0);
   size_t bytes = sizeof(float) * (size_t)nn;
   CHECK(!memcmp(y1, y2, bytes) && isfinite(y1[2]),
         "nn=%lld: 1 and 2 threads differ, or the zero rule failed (y[2] = %g)", (long long)nn, y1[2]);

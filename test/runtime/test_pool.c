@@ -113,7 +113,7 @@ static void *user_thread(void *arg) {
 static float *gemm_with(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b) {
   float *c = malloc(sizeof(float) * (size_t)(m * n));
   sg_set_num_threads(threads);
-  sg_rt_gemm_f32(0, 1, m, n, k, a, k, b, k, c, n, 0);
+  sg_rt_gemm_f32(0, 1, m, n, k, a, k, b, k, c, n, 0, 0);
   return c;
 }
 
@@ -137,7 +137,7 @@ static void product(int ta, int tb, int64_t m, int64_t n, int64_t k) {
   for (int t = 0; t < 3; t++) {
     c[t] = malloc(sizeof(float) * (size_t)(m * n));
     sg_set_num_threads(t + 1);
-    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c[t], n, 0);
+    sg_rt_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, c[t], n, 0, 0);
   }
   int same = !memcmp(c[0], c[1], sizeof(float) * (size_t)(m * n)) &&
              !memcmp(c[0], c[2], sizeof(float) * (size_t)(m * n));

@@ -445,9 +445,16 @@ static void gemm_case(int64_t m, int64_t n, int64_t k, int pads) {
           ref[i * ldc + j] = s;
           mag[i * ldc + j] = g;
         }
+      float *Cf0 = malloc(csz * sizeof *Cf0);
+      double *Cd0 = malloc(csz * sizeof *Cd0);
+      int64_t id = 0;
       for (int isa = -1; isa <= SG_RT_ISA_AVX512; isa++) {
         for (int acc = 0; acc < 2; acc++) {
-          for (int dt = 0; dt < 2; dt++) {
+          /* kp 0: B not kept; 1: kept for a new call (packed whole); 2:
+           * kept for that call again (read as packed before). All three
+           * give the same bits. */
+          for (int dt = 0, kp = 0; dt < 2; kp = (kp + 1) % 3, dt += kp == 0) {
+            int64_t kept = kp == 0 ? 0 : kp == 1 ? (id = sg_rt_call_id()) : id;
             /* Without acc, C starts as NaN: it must not be read. Cells
              * outside the m x n view (padding) must keep their value. */
             for (size_t i = 0; i < csz; i++) {
@@ -458,17 +465,29 @@ static void gemm_case(int64_t m, int64_t n, int64_t k, int pads) {
             }
             int r = 0;
             if (dt == 0 && isa < 0)
-              sg_rt_gemm_f32(ta, tb, m, n, k, Af, lda, Bf, ldb, Cf, ldc, acc);
+              sg_rt_gemm_f32(ta, tb, m, n, k, Af, lda, Bf, ldb, Cf, ldc, acc, kept);
             else if (dt == 0)
               r = sg_rt_gemm_f32_isa(isa, ta, tb, m, n, k, Af, lda, Bf, ldb,
-                                     Cf, ldc, acc);
+                                     Cf, ldc, acc, kept);
             else if (isa < 0)
-              sg_rt_gemm_f64(ta, tb, m, n, k, A, lda, B, ldb, Cd, ldc, acc);
+              sg_rt_gemm_f64(ta, tb, m, n, k, A, lda, B, ldb, Cd, ldc, acc, kept);
             else
               r = sg_rt_gemm_f64_isa(isa, ta, tb, m, n, k, A, lda, B, ldb, Cd,
-                                     ldc, acc);
+                                     ldc, acc, kept);
             if (r < 0)
               continue; /* this CPU lacks the variant */
+            if (kp == 0)
+              memcpy(dt ? (void *)Cd0 : (void *)Cf0, dt ? (void *)Cd : (void *)Cf,
+                     csz * (dt ? sizeof *Cd : sizeof *Cf));
+            else if (memcmp(dt ? (void *)Cd0 : (void *)Cf0, dt ? (void *)Cd : (void *)Cf,
+                            csz * (dt ? sizeof *Cd : sizeof *Cf))) {
+              nfails++;
+              printf("FAIL %s:%d: gemm_%s[%s] ta=%d tb=%d m=%lld n=%lld k=%lld acc=%d: "
+                     "B kept (%s) changes the bits\n",
+                     __FILE__, __LINE__, dt ? "f64" : "f32", isa_name(isa), ta, tb,
+                     (long long)m, (long long)n, (long long)k, acc,
+                     kp == 1 ? "packed" : "read again");
+            }
             int bad = 0;
             for (size_t i = 0; i < csz && bad < 3; i++) {
               double got = dt ? Cd[i] : (double)Cf[i];
@@ -506,7 +525,47 @@ static void gemm_case(int64_t m, int64_t n, int64_t k, int pads) {
       free(Bf);
       free(Cf);
       free(Cd);
+      free(Cf0);
+      free(Cd0);
     }
+  }
+}
+
+/* A kept operand is the call's: a later call whose B is the same memory
+ * with other elements (the next training step's weights) must not read
+ * the first call's packed B. Nine kept operands in one call (more than
+ * the thread keeps) still give the right products. Both the plain and the
+ * swapped (C^T, B packed as the left operand) forms. */
+static void test_gemm_kept(void) {
+  static const int64_t shapes[][3] = {{100, 64, 70}, {32, 1000, 40}};
+  for (int sh = 0; sh < 2; sh++) {
+    int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+    float *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(9 * k * n) * sizeof *b);
+    float *c = malloc((size_t)(m * n) * sizeof *c), *want = malloc((size_t)(m * n) * sizeof *want);
+    for (int64_t i = 0; i < m * k; i++)
+      a[i] = (float)rnd();
+    for (int round = 0; round < 2; round++) {
+      for (int64_t i = 0; i < 9 * k * n; i++)
+        b[i] = (float)rnd();
+      int64_t id = sg_rt_call_id();
+      for (int rep = 0; rep < 2; rep++)
+        for (int op = 0; op < 9; op++) {
+          const float *bo = b + op * k * n;
+          sg_rt_gemm_f32(0, 0, m, n, k, a, k, bo, n, want, n, 0, 0);
+          sg_rt_gemm_f32(0, 0, m, n, k, a, k, bo, n, c, n, 0, id);
+          nchecks++;
+          if (memcmp(c, want, (size_t)(m * n) * sizeof *c)) {
+            nfails++;
+            printf("FAIL %s:%d: gemm_f32 m=%lld n=%lld k=%lld, B kept, round %d, "
+                   "repeat %d, operand %d: not the product of B's elements\n",
+                   __FILE__, __LINE__, (long long)m, (long long)n, (long long)k, round, rep, op);
+          }
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(want);
   }
 }
 
@@ -519,7 +578,7 @@ static void *gemm_thread(void *arg) {
   gemm_job *j = arg;
   for (int rep = 0; rep < 3; rep++)
     sg_rt_gemm_f32(0, 1, j->n, j->n, j->n, j->a, j->n, j->b, j->n, j->c, j->n,
-                   0);
+                   0, 0);
   return NULL;
 }
 
@@ -548,7 +607,7 @@ static void test_gemm(void) {
     a[i] = (float)rnd();
     b[i] = (float)rnd();
   }
-  sg_rt_gemm_f32(0, 1, N, N, N, a, N, b, N, want, N, 0);
+  sg_rt_gemm_f32(0, 1, N, N, N, a, N, b, N, want, N, 0, 0);
   for (int t = 0; t < NT; t++) {
     jobs[t] = (gemm_job){N, a, b, malloc(N * N * sizeof(float))};
     pthread_create(&th[t], NULL, gemm_thread, &jobs[t]);
@@ -604,6 +663,7 @@ int main(void) {
   test_errors_and_alloc();
   test_workspace();
   test_gemm();
+  test_gemm_kept();
   printf("%s: %d checks, %d failures (gemm kernels: %s)\n",
          nfails ? "FAILED" : "PASSED", nchecks, nfails,
          isa_name(sg_rt_gemm_isa()));
