@@ -206,9 +206,12 @@ static int lifetimes(Body *B, int n, Temp **out) {
    * product and the sum, and d_w of split_gradient.test came out wrong.) */
   for (Inst *i = f->first; i; i = i->next) {
     Slot *s = slot_of(B, i);
-    if (s->acc_into && start[s->acc_into->id] > start[i->id])
+    if (s->acc_into && !slot_of(B, s->acc_into)->inplace_of && start[s->acc_into->id] > start[i->id])
       start[s->acc_into->id] = start[i->id];
   }
+  /* (A product added in place into an old value, cg_inplace.c, is
+   * computed where that update stands: its operands are read there, as a
+   * fused value's are where its reader runs.) */
   for (int k = 0; k < f->nresults; k++)
     if (f->results[k]->op != OP_param)
       last[f->results[k]->id] = end;
