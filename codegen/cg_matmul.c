@@ -76,7 +76,10 @@ static LLVMValueRef elem_ptr(Body *B, DType dt, LLVMValueRef buf, LLVMValueRef o
  * (the zero rule, like sg_rt_gemmz). Rows of 4 or more columns are
  * vectors, the right operand's rows built once when it is read transposed;
  * such a row of matmulz is summed plainly and summed again by the rule only
- * when it comes out NaN (bench bmm8_grad: 3.7x -> 1.2x the expert's C). */
+ * when it comes out NaN (bench bmm8_grad: 3.7x -> 1.2x the expert's C).
+ * Summing plainly first is exact whenever no NaN comes out: a plain term
+ * 0 * -3 is -0 where the rule's is +0, equal as 0 is (this holds for
+ * checks_then_rules too). */
 enum { SMALL_MAT = 8 };
 
 static bool literal_small(Dim d, int64_t *size) {
@@ -209,8 +212,7 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
       if (sum && v->op == OP_matmulz) {
         /* The zero rule changes a row only where a term is 0 * inf or
          * 0 * NaN, which makes the plain sum NaN: that row is summed again
-         * by the rule, the others cost no more than matmul's. (A plain
-         * term 0 * -3 is -0 where the rule's is +0: equal, as 0 is.) */
+         * by the rule, the others cost no more than matmul's. */
         LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, sum, sum, "");
         nan = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildBitCast(g->b, nan, LLVMIntTypeInContext(g->ctx, (unsigned)n), ""),
                             LLVMConstNull(LLVMIntTypeInContext(g->ctx, (unsigned)n)), "");
@@ -257,8 +259,7 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
  * NaN, which a term 0 * inf or 0 * NaN makes, and computed again by the
  * rule only if one came out: the plain loop across a batch vectorizes
  * with one compare an element instead of three a term, and the rule's
- * second pass is for the rare call that meets an infinity. (A plain term
- * 0 * -3 is -0 where the rule's is +0: equal, as 0 is.) */
+ * second pass is for the rare call that meets an infinity. */
 static bool checks_then_rules(const Inst *v, int64_t n, bool adds) {
   return v->op == OP_matmulz && n < 4 && !adds;
 }
