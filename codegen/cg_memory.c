@@ -117,6 +117,18 @@ void cg_memory_plan(Body *B, int n) {
       cg_slot(B, i->args[0])->has_buf = true;
     }
   }
+  /* An index read only by gathers by known positions, and by the
+   * scatters that permute (their adjoints), is never read at run time:
+   * the compiler has read its entries (cg_data.c). It is not computed. */
+  int *known_reads = xmalloc(sizeof(int) * (size_t)(n + 1));
+  memset(known_reads, 0, sizeof(int) * (size_t)(n + 1));
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (cg_gather_known(i) || (i->op == OP_scatter_add && cg_scatter_permutes(i)))
+      known_reads[i->args[1]->id]++;
+  for (Inst *i = f->first; i; i = ir_walk_next(i))
+    if (i->op != OP_param && i->nuses > 0 && known_reads[i->id] == i->nuses && !i->nregions)
+      cg_slot(B, i)->has_buf = false;
+  free(known_reads);
   for (int k = 0; k < f->nresults; k++)
     cg_slot(B, f->results[k])->has_buf = true;
   /* A slice of leading-axis rows (a row x[t] of a matrix, w[0] of a stack
