@@ -1222,9 +1222,35 @@ class Gen:
         ba, bb = (full, part) if self.chance(0.5) else (part, full)
         return ba + (m, k), bb + (k, n)
 
+    def kept_operand(self, ty, frozen):
+        """In a loop, half the time, a rank-2 parameter as the right
+        operand of a product of type ty (read as it is or transposed), as
+        an RNN reads its weights: the runtime packs such an operand once
+        per call (codegen's cg_gemm_keeps). (operand, inner size) or None."""
+        if not self.loops or ty.rank == 0 or not self.chance(0.5):
+            return None
+        n = ty.dims[-1]
+        cands = [(v, tr) for v in self.scope if v.kind == "param" and v.ty.rank == 2
+                 and self.usable(v, ty, frozen) for tr in (False, True)
+                 if v.ty.dims[1 - tr] == n]
+        if not cands:
+            return None
+        v, tr = self.r.choice(cands)
+        e = E("name", [], v.ty, v.live, text=v.name)
+        k = v.ty.dims[1 if tr else 0]
+        if tr:
+            e = E("transpose", [e], ty.with_dims((k, n)), v.live, perm=None)
+        self.use("matmul_kept")
+        return e, k
+
     def matmul(self, ty, depth, frozen):
         if not ty.is_float:
             return None
+        kept = self.kept_operand(ty, frozen)
+        if kept:
+            b, k = kept
+            a = self.expr(ty.with_dims(ty.dims[:-1] + (k,)), depth, frozen)
+            return E("matmul", [a, b], ty, a.live or b.live)
         sa, sb = self.matmul_shapes(ty)
         a = self.expr(ty.with_dims(sa), depth, frozen)
         b = self.expr(ty.with_dims(sb), depth, frozen)
