@@ -134,6 +134,10 @@ void sg_rt_fail_alloc_after(int n);
 typedef void sg_rt_body(void *ctx, int64_t begin, int64_t end);
 void sg_rt_parallel_for(int64_t n, int64_t chunk, sg_rt_body *body, void *ctx);
 int sg_rt_num_threads(void);
+/* Until when (CLOCK_MONOTONIC ns; 0: never set) a busy machine has the
+ * pool run jobs on their caller alone, with the thread count "all cores"
+ * (pool.c). */
+int64_t sg_rt_pool_solo_until(void);
 
 /* Random numbers (philox.c): out[0..n) of uniform (kind 0, on [0, 1)),
  * normal (kind 1) or split (kind 2: i32 keys) in dtype (an sg_dtype), from

@@ -69,12 +69,12 @@ static int cover(int64_t n, int64_t chunk, int nested) {
 
 /* ---- participation: each chunk waits (up to a second) until two
  * different threads have entered some chunk ---- */
-static atomic_int entered;
-static _Thread_local int been_here;
+static atomic_int entered, meeting; /* meeting: numbers each such loop */
+static _Thread_local int met;
 static void meet(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;
-  if (!been_here) {
-    been_here = 1;
+  if (met != atomic_load(&meeting)) {
+    met = atomic_load(&meeting);
     atomic_fetch_add(&entered, 1);
   }
   struct timespec t0, t;
@@ -180,6 +180,52 @@ static void stall(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* ---- a busy machine: with the thread count "all cores", two jobs in a
+ * row whose caller waits for a worker far longer than it worked (the
+ * stalled worker above: 0.2 s) have the jobs after them run on the caller
+ * alone for a while (pool.c, judge); a count the user chose is kept ---- */
+static atomic_int off_caller;
+static void where(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)begin, (void)end;
+  if (!pthread_equal(pthread_self(), caller))
+    atomic_fetch_add(&off_caller, 1);
+}
+
+static int64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void busy_machine(void) {
+  if (cores() < 2) {
+    printf("busy machine: one core, not run\n");
+    return;
+  }
+  caller = pthread_self();
+  sg_set_num_threads(0);
+  int64_t before = sg_rt_pool_solo_until();
+  atomic_store(&stalled, 0);
+  sg_rt_parallel_for(256, 1, stall, NULL);
+  CHECK(sg_rt_pool_solo_until() == before, "one contended job already made the pool solo");
+  int64_t second = mono_ns();
+  atomic_store(&stalled, 0);
+  sg_rt_parallel_for(256, 1, stall, NULL);
+  CHECK(sg_rt_pool_solo_until() > second, "two contended jobs in a row: the pool is not solo");
+  /* (unless this thread lost its core past the solo time in between) */
+  int64_t start = mono_ns();
+  atomic_store(&off_caller, 0);
+  sg_rt_parallel_for(64, 1, where, NULL);
+  if (start < sg_rt_pool_solo_until())
+    CHECK(atomic_load(&off_caller) == 0, "solo: %d chunks ran off the caller", atomic_load(&off_caller));
+  sg_set_num_threads(2);
+  atomic_store(&entered, 0);
+  atomic_fetch_add(&meeting, 1);
+  sg_rt_parallel_for(2, 1, meet, NULL);
+  CHECK(atomic_load(&entered) == 2, "solo with 2 threads asked for: %d took part", atomic_load(&entered));
+  printf("busy machine: solo after two contended jobs\n");
+}
+
 static void run(void) {
   int64_t sizes[][2] = {{1, 1}, {5, 1}, {100, 7}, {1000, 1000}, {10007, 97}, {64, 64}};
   for (int t = 1; t <= 3; t++) {
@@ -196,6 +242,7 @@ static void run(void) {
 
   sg_set_num_threads(2);
   atomic_store(&entered, 0);
+  atomic_fetch_add(&meeting, 1);
   sg_rt_parallel_for(2, 1, meet, NULL);
   printf("2 threads: %d took part\n", atomic_load(&entered));
 
@@ -224,6 +271,8 @@ static void run(void) {
   CHECK(atomic_load(&worker_chunks) == 1, "a stalled worker ran %d chunks, not 1",
         atomic_load(&worker_chunks));
   printf("2 threads, a worker stalled: the caller runs the rest of its run\n");
+
+  busy_machine();
 
   pthread_t th[4];
   int bad[4] = {0};
