@@ -57,6 +57,8 @@ static int kind_of(Body *B, const Inst *v, const Type **space) {
   Slot *s = cg_slot(B, v);
   if (v->op == OP_reshape)
     return s->buf ? RK_NONE : RK_VIEW;
+  if (s->view) /* a slice of rows of memory (y[i] in a loop): a pointer */
+    return RK_VIEW;
   if (s->by_products || s->acc_into || v->nregions || s->inplace_of || s->inplace_old)
     return RK_NONE; /* in place (cg_inplace.c): the update and its old value keep whole arrays */
   if (ir_ops[v->op].shape == SH_REDUCE) {
@@ -153,12 +155,31 @@ static bool reads_wide(Body *B, const Inst *a, int gid, At at) {
     return at.same && a->type.rank == 2;
   if (s->rows == gid && s->rkind != RK_VIEW)
     return false;
+  if (s->rows == gid && s->view) /* rows of memory */
+    return at.same && a->type.rank == 2;
   if (s->rows == gid) /* a view: its operand's bytes */
     return reads_wide(B, a->args[0], gid, operand_at(a, a->args[0], at));
   for (int k = 0; k < a->nargs; k++)
     if (reads_wide(B, a->args[k], gid, operand_at(a, a->args[k], at)))
       return true;
   return false;
+}
+
+/* Is x computed before the group headed by `head` is emitted (its
+ * start)? A parameter, a block argument, a value of an outer block or
+ * with memory before the head, or an expression of such values. */
+static bool ready_before(Body *B, const Inst *x, const Inst *head) {
+  if (x->op == OP_param || x->op == OP_arg || x->op == OP_const || x->parent != head->parent)
+    return true;
+  Slot *s = cg_slot(B, x);
+  if (s->rows == head->id)
+    return false;
+  if (s->has_buf)
+    return x->id < head->id;
+  for (int k = 0; k < x->nargs; k++)
+    if (!ready_before(B, x->args[k], head))
+      return false;
+  return true;
 }
 
 /* Admit v (of kind `kind`) into group gid if its reads allow it. */
@@ -242,6 +263,11 @@ static void rows_form(Body *B, Inst *first) {
       continue;
     const Type *sp = NULL;
     int kind = kind_of(B, i, &sp);
+    /* a slice's pointer is made at the group's start: its position must
+     * be known there (not p[max(...)] of a max the group computes) */
+    for (int k = 1; head && kind == RK_VIEW && s->view && k < i->nargs; k++)
+      if (!ready_before(B, i->args[k], head))
+        kind = RK_NONE;
     if (head && kind == RK_VIEW) { /* tentatively: dropped if no member follows */
       s->rows = head->id;
       s->rkind = RK_VIEW;
@@ -634,8 +660,10 @@ static void cg_rows_emit(Body *B, Inst *head) {
     Slot *s = cg_slot(B, i);
     if (s->rows != gid)
       continue;
-    if (s->rkind == RK_VIEW) { /* the same bytes as its operand */
-      if (!s->buf)
+    if (s->rkind == RK_VIEW) { /* the same bytes as its operand, or a slice's */
+      if (s->view)
+        cg_emit_view(B, i);
+      else if (!s->buf)
         s->buf = cg_slot(B, i->args[0])->buf;
       continue;
     }
