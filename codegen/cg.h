@@ -26,6 +26,7 @@
  *   cg_online.c    online groups: a max and the sums it shifts, one pass
  *   cg_groups.c    loop groups over one flat space
  *   cg_gemvpair.c  a matrix-vector product and its adjoint inside a group
+ *   cg_nest.c      nest groups: values needing loop nests over one space
  * What kernels emit with:
  *   cg_elem.c      one element of each elementwise op (a switch over ops.def)
  *   cg_math.c      exp, log, tanh... as plain arithmetic the vectorizer handles

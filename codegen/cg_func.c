@@ -535,6 +535,16 @@ void cg_emit_block(Body *B, Inst *first) {
   }
 }
 
+/* Is i computed element by element from its definition (a fill: the
+ * ops that are not a call, a scatter, a reduction, a scan...)? */
+bool cg_fills(const Inst *i) {
+  return ir_ops[i->op].shape != SH_MATMUL && i->op != OP_update && i->op != OP_update_add &&
+         !(i->op == OP_scatter_add && !cg_scatter_permutes(i)) && i->op != OP_scatter_along &&
+         ir_ops[i->op].shape != SH_REDUCE && ir_ops[i->op].shape != SH_ARG &&
+         !ir_op_is(i->op, F_RANDOM) && i->op != OP_concat &&
+         !(ir_ops[i->op].shape == SH_SAME && ir_op_is(i->op, F_AXIS)) /* scans */;
+}
+
 void cg_emit_alone(Body *B, Inst *i) {
   Slot *s = slot(B, i);
   cg_debug_at(B->g, i);
@@ -547,11 +557,13 @@ void cg_emit_alone(Body *B, Inst *i) {
   }
   if (s->by_products)
     return;
-  if (ir_ops[i->op].shape == SH_MATMUL)
+  if (cg_fills(i))
+    emit_fill(B, i, s->buf);
+  else if (ir_ops[i->op].shape == SH_MATMUL)
     cg_emit_matmul(B, i, s->buf, false);
   else if (i->op == OP_update || i->op == OP_update_add)
     cg_emit_update(B, i, s->buf, false);
-  else if ((i->op == OP_scatter_add && !cg_scatter_permutes(i)) || i->op == OP_scatter_along)
+  else if (i->op == OP_scatter_add || i->op == OP_scatter_along)
     cg_emit_scatter(B, i, s->buf);
   else if (ir_ops[i->op].shape == SH_REDUCE)
     cg_emit_reduce(B, i, s->buf);
@@ -561,10 +573,8 @@ void cg_emit_alone(Body *B, Inst *i) {
     cg_emit_random(B, i, s->buf);
   else if (i->op == OP_concat)
     cg_emit_concat(B, i, s->buf);
-  else if (ir_ops[i->op].shape == SH_SAME && ir_op_is(i->op, F_AXIS)) /* scans */
-    cg_emit_scan(B, i, s->buf);
   else
-    emit_fill(B, i, s->buf);
+    cg_emit_scan(B, i, s->buf);
 }
 
 /* ---- the strategies of the values no group took ---- */

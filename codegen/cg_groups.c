@@ -43,20 +43,20 @@ bool cg_flat_member(Body *B, const Inst *i, const Type **space) {
 
 
 /* Does v (computed in the current iteration) read a reduction of group g? */
-static bool reads_group_reduction(Body *B, const Inst *v, int g) {
+bool cg_group_reads_reduction(Body *B, const Inst *v, int g) {
   for (int k = 0; k < v->nargs; k++) {
     const Inst *a = v->args[k];
     Slot *s = cg_slot(B, a);
     if (s->group == g && ir_ops[a->op].shape == SH_REDUCE)
       return true;
-    if (!s->has_buf && reads_group_reduction(B, a, g))
+    if (!s->has_buf && cg_group_reads_reduction(B, a, g))
       return true;
   }
   return false;
 }
 
 /* Is every read of v inside group g (through values computed where used)? */
-static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
+bool cg_group_only_reads(Body *B, const Inst *v, int g, PtrVec *users) {
   PtrVec *us = &users[v->id];
   for (int k = 0; k < us->len; k++) {
     const Inst *u = us->data[k];
@@ -64,7 +64,7 @@ static bool only_read_in_group(Body *B, const Inst *v, int g, PtrVec *users) {
     /* a value yielded by a region (nuses counts yields) escapes the group */
     if (!s->has_buf && u->nuses != users[u->id].len)
       return false;
-    if (s->has_buf ? s->group != g : !only_read_in_group(B, u, g, users))
+    if (s->has_buf ? s->group != g : !cg_group_only_reads(B, u, g, users))
       return false;
   }
   return true;
@@ -106,7 +106,7 @@ static void group_block(Body *B, Inst *first) {
     const Type *sp;
     bool member = cg_flat_member(B, i, &sp);
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
-        !reads_group_reduction(B, i, g)) {
+        !cg_group_reads_reduction(B, i, g)) {
       s->group = g;
       head->group_last = i;
       members++;
@@ -143,7 +143,7 @@ static void flat_recognize(Body *B, Inst *first) {
       if (s->group != h->id)
         continue;
       /* (nuses counts results and yields too: those need memory) */
-      if (i->nuses == (int)B->users[i->id].len && only_read_in_group(B, i, h->id, B->users))
+      if (i->nuses == (int)B->users[i->id].len && cg_group_only_reads(B, i, h->id, B->users))
         s->internal = true;
       cg_kernel_add(B, k, i, ir_ops[i->op].shape == SH_REDUCE,
                     s->internal ? CG_IN_REGISTER : CG_IN_MEMORY);
@@ -157,9 +157,98 @@ typedef struct Group {
   LLVMValueRef *fin; /* per reduction of the group: where its value ends up */
 } Group;
 
-/* A group's loop, inline or on the pool (on: see cg_par_worth). On the pool each
- * chunk leaves its reductions' values in part[], combined in chunk order
- * so that the result does not depend on the number of threads. */
+/* ---- a group's reductions (loop and nest groups alike) ----
+ *
+ * Each reduction over the whole space keeps a running value in the
+ * function that runs the loop; on the pool each chunk leaves its value in
+ * a partial, and the partials are combined in chunk order, so the result
+ * does not depend on the number of threads. */
+
+static bool group_reduction(Body *B, const Inst *i, int gid) {
+  return cg_slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
+}
+
+int cg_group_reductions(Body *B, Inst *first, Inst *end, int gid) {
+  int n = 0;
+  for (Inst *i = first; i != end; i = i->next)
+    n += group_reduction(B, i, gid);
+  return n;
+}
+
+void cg_group_acc_begin(Body *B, Inst *first, Inst *end, int gid, Par *par, CgAcc *acc,
+                        LLVMValueRef *part) {
+  int r = 0;
+  for (Inst *i = first; i != end; i = i->next) {
+    if (!group_reduction(B, i, gid))
+      continue;
+    cg_slot(B, i)->reg = NULL;
+    LLVMTypeRef t = cg_elem_type(B->g, i->type.dtype);
+    cg_acc_init(B, &acc[r], i->op, t);
+    if (par)
+      part[r] = cg_par_partials(B, par, t);
+    r++;
+  }
+}
+
+void cg_group_acc_end(Body *B, Inst *first, Inst *end, int gid, Par *par, CgAcc *acc,
+                      LLVMValueRef *part, LLVMValueRef *fin) {
+  Cg *g = B->g;
+  LLVMValueRef c = par ? cg_par_chunk_index(B, par) : NULL;
+  int r = 0;
+  for (Inst *i = first; i != end; i = i->next) {
+    if (!group_reduction(B, i, gid))
+      continue;
+    LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+    LLVMValueRef at = par ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : fin[r];
+    LLVMBuildStore(g->b, cg_acc_value(g, &acc[r]), at);
+    r++;
+  }
+}
+
+void cg_group_acc_combine(Body *B, Inst *first, Inst *end, int gid, Par *par, LLVMValueRef *part,
+                          LLVMValueRef *fin) {
+  Cg *g = B->g;
+  int r = 0;
+  for (Inst *i = first; i != end; i = i->next) {
+    if (!group_reduction(B, i, gid))
+      continue;
+    LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
+    LLVMBuildStore(g->b, cg_reduce_init(i->op, t), fin[r]);
+    CgLoop C;
+    LLVMValueRef k = cg_loop_range(B, i64c(g, 0), par->nchunks, &C);
+    LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[r], &k, 1, ""), "");
+    LLVMBuildStore(g->b, cg_combine(g, i->op, LLVMBuildLoad2(g->b, t, fin[r], ""), x), fin[r]);
+    cg_loop_close(B, &C);
+    r++;
+  }
+}
+
+LLVMValueRef *cg_group_fin(Body *B, Inst *first, Inst *end, int gid) {
+  LLVMValueRef *fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(cg_group_reductions(B, first, end, gid) + 1));
+  int r = 0;
+  for (Inst *i = first; i != end; i = i->next)
+    if (group_reduction(B, i, gid))
+      fin[r++] = cg_entry_alloca(B, cg_elem_type(B->g, i->type.dtype));
+  return fin;
+}
+
+void cg_group_done(Body *B, Inst *first, Inst *end, int gid, LLVMValueRef *fin) {
+  int r = 0;
+  for (Inst *i = first; i != end; i = i->next) {
+    Slot *s = cg_slot(B, i);
+    if (s->group != gid)
+      continue;
+    s->reg = NULL;
+    s->computed = true;
+    if (ir_ops[i->op].shape == SH_REDUCE) {
+      s->scalar = LLVMBuildLoad2(B->g->b, cg_elem_type(B->g, i->type.dtype), fin[r++], "");
+      cg_store(B, i->type.dtype, s->buf, i64c(B->g, 0), s->scalar);
+    }
+  }
+  free(fin);
+}
+
+/* A group's loop, inline or on the pool (on: see cg_par_worth). */
 static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
   Cg *g = B->g;
   int gid = gr->first->id;
@@ -170,26 +259,13 @@ static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
     cg_par_begin_chunks(B, n, cg_pair_max_chunks(B, pair), &par);
   else if (on)
     cg_par_begin(B, n, &par);
-  int nred = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next)
-    nred += cg_slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
+  int nred = cg_group_reductions(B, gr->first, gr->end, gid);
   LLVMValueRef *part = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
   CgAcc *acc = xmalloc(sizeof(CgAcc) * (size_t)(nred + 1));
-  int r = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next) {
-    Slot *s = cg_slot(B, i);
-    if (s->group == gid && ir_ops[i->op].shape == SH_REDUCE) {
-      s->reg = NULL;
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      cg_acc_init(B, &acc[r], i->op, t);
-      if (on)
-        part[r] = cg_par_partials(B, &par, t);
-      r++;
-    }
-  }
+  cg_group_acc_begin(B, gr->first, gr->end, gid, on ? &par : NULL, acc, part);
   CgLoop L, blocks;
   LLVMValueRef iv, i0 = NULL, rows = NULL, chunk = NULL;
-  r = 0;
+  int r = 0;
   if (pair) { /* blocks of rows: the forward product, the members, the adjoint */
     LLVMValueRef lo = on ? par.begin : i64c(g, 0), hi = on ? par.end : n;
     chunk = on ? cg_par_chunk_index(B, &par) : NULL;
@@ -233,35 +309,14 @@ static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
   for (Inst *i = gr->first; i != gr->end; i = i->next)
     if (cg_slot(B, i)->group == gid)
       cg_slot(B, i)->reg = NULL;
-  LLVMValueRef c = on ? cg_par_chunk_index(B, &par) : NULL;
   if (pair && !on)
     cg_pair_set_chunks(B, pair, i64c(g, 1));
-  r = 0;
-  for (Inst *i = gr->first; i != gr->end; i = i->next) {
-    if (cg_slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
-      continue;
-    LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-    LLVMValueRef at = on ? LLVMBuildInBoundsGEP2(g->b, t, cg_outer(B, part[r]), &c, 1, "") : gr->fin[r];
-    LLVMBuildStore(g->b, cg_acc_value(g, &acc[r]), at);
-    r++;
-  }
+  cg_group_acc_end(B, gr->first, gr->end, gid, on ? &par : NULL, acc, part, gr->fin);
   if (on) {
     cg_par_end(B, &par);
     if (pair)
       cg_pair_set_chunks(B, pair, par.nchunks);
-    r = 0;
-    for (Inst *i = gr->first; i != gr->end; i = i->next) {
-      if (cg_slot(B, i)->group != gid || ir_ops[i->op].shape != SH_REDUCE)
-        continue;
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      LLVMBuildStore(g->b, cg_reduce_init(i->op, t), gr->fin[r]);
-      CgLoop C;
-      LLVMValueRef k = cg_loop_range(B, i64c(g, 0), par.nchunks, &C);
-      LLVMValueRef x = LLVMBuildLoad2(g->b, t, LLVMBuildInBoundsGEP2(g->b, t, part[r], &k, 1, ""), "");
-      LLVMBuildStore(g->b, cg_combine(g, i->op, LLVMBuildLoad2(g->b, t, gr->fin[r], ""), x), gr->fin[r]);
-      cg_loop_close(B, &C);
-      r++;
-    }
+    cg_group_acc_combine(B, gr->first, gr->end, gid, &par, part, gr->fin);
   }
   free(part);
   free(acc);
@@ -269,36 +324,16 @@ static void group_version(Body *B, Group *gr, LLVMValueRef n, bool on) {
 
 /* One loop computing every member of the group that starts at `first`. */
 void cg_group_emit(Body *B, Inst *first) {
-  Cg *g = B->g;
   int gid = first->id;
   Group gr = {first, cg_slot(B, first)->group_last->next, NULL, NULL};
   cg_flat_member(B, first, &gr.space);
-  int nred = 0;
-  for (Inst *i = first; i != gr.end; i = i->next)
-    nred += cg_slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE;
-  gr.fin = xmalloc(sizeof(LLVMValueRef) * (size_t)(nred + 1));
-  int r = 0;
-  for (Inst *i = first; i != gr.end; i = i->next)
-    if (cg_slot(B, i)->group == gid && ir_ops[i->op].shape == SH_REDUCE)
-      gr.fin[r++] = cg_entry_alloca(B, cg_elem_type(g, i->type.dtype));
+  gr.fin = cg_group_fin(B, first, gr.end, gid);
   for (Inst *i = first; i != gr.end; i = i->next)
     if (cg_slot(B, i)->view)
       cg_emit_view(B, i);
   LLVMValueRef n = cg_numel(B, gr.space);
   group_version(B, &gr, n, cg_par_worth(B, n));
-  r = 0;
-  for (Inst *i = first; i != gr.end; i = i->next) {
-    Slot *s = cg_slot(B, i);
-    if (s->group != gid)
-      continue;
-    s->computed = true;
-    if (ir_ops[i->op].shape == SH_REDUCE) {
-      LLVMTypeRef t = cg_elem_type(g, i->type.dtype);
-      s->scalar = LLVMBuildLoad2(g->b, t, gr.fin[r++], "");
-      cg_store(B, i->type.dtype, s->buf, i64c(g, 0), s->scalar);
-    }
-  }
-  free(gr.fin);
+  cg_group_done(B, first, gr.end, gid, gr.fin);
 }
 
 static void flat_emit(Body *B, CgKernel *k) { cg_group_emit(B, k->head); }

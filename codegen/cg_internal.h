@@ -204,7 +204,8 @@ struct CgKernel {
   void *data;  /* the strategy's own */
 };
 extern const CgStrategy cg_region_strategy, cg_inplace_strategy, cg_view_strategy,
-    cg_rows_strategy, cg_online_strategy, cg_flat_strategy, cg_pair_strategy, cg_own_strategy;
+    cg_rows_strategy, cg_online_strategy, cg_flat_strategy, cg_pair_strategy, cg_nest_strategy,
+    cg_own_strategy;
 /* Memory first (cg_memory.c), then the table over every block. */
 void cg_plan(Body *B, int n);
 void cg_plan_free(Body *B);
@@ -311,6 +312,9 @@ void cg_emit_view(Body *B, Inst *v);         /* a slice view's pointer */
 /* One value with memory by a loop (or call) of its own, whatever kernel
  * it is in (a row group's fallback). */
 void cg_emit_alone(Body *B, Inst *i);
+/* Is i computed element by element from its definition (not a call,
+ * scatter, reduction, scan...)? Its own loop is then a fill. */
+bool cg_fills(const Inst *i);
 
 /* ---- cg_reduce.c ---- */
 /* A reduction's own loop into out. */
@@ -380,6 +384,26 @@ void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 void cg_group_emit(Body *B, Inst *first);
 /* Can i be a loop group's member, and over which space? */
 bool cg_flat_member(Body *B, const Inst *i, const Type **space);
+/* Does v (computed in the current iteration) read a reduction of group g?
+ * Is every read of v inside group g (through values computed where used)? */
+bool cg_group_reads_reduction(Body *B, const Inst *v, int g);
+bool cg_group_only_reads(Body *B, const Inst *v, int g, PtrVec *users);
+/* The reductions among group gid's members in [first, end), which loop
+ * and nest groups share: how many; their final values' slots (fin);
+ * their running values started in the function that runs the loop, with a
+ * partial per chunk on the pool (par non-NULL); after the loop each
+ * value stored to fin or its chunk's partial; after cg_par_end the
+ * partials combined into fin in chunk order; and at the end every member
+ * marked computed, each reduction loaded (Slot.scalar) and stored. */
+int cg_group_reductions(Body *B, Inst *first, Inst *end, int gid);
+LLVMValueRef *cg_group_fin(Body *B, Inst *first, Inst *end, int gid);
+void cg_group_acc_begin(Body *B, Inst *first, Inst *end, int gid, Par *par, CgAcc *acc,
+                        LLVMValueRef *part);
+void cg_group_acc_end(Body *B, Inst *first, Inst *end, int gid, Par *par, CgAcc *acc,
+                      LLVMValueRef *part, LLVMValueRef *fin);
+void cg_group_acc_combine(Body *B, Inst *first, Inst *end, int gid, Par *par, LLVMValueRef *part,
+                          LLVMValueRef *fin);
+void cg_group_done(Body *B, Inst *first, Inst *end, int gid, LLVMValueRef *fin);
 
 /* ---- cg_opt.c ---- */
 /* LLVM's pipeline at o's -O level over mod, big modules in two halves on

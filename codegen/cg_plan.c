@@ -29,6 +29,7 @@ static const CgStrategy *const strategies[] = {
     &cg_online_strategy, /* online max and sums (cg_online.c) */
     &cg_flat_strategy,   /* loop groups over a flat index (cg_groups.c) */
     &cg_pair_strategy,   /* a product and its adjoint around a group (cg_gemvpair.c) */
+    &cg_nest_strategy,   /* nest groups over one multi-axis space (cg_nest.c) */
     &cg_view_strategy,   /* views of memory: no code (cg_func.c) */
     &cg_own_strategy,    /* every value left, its own loop or call (cg_func.c) */
 };
