@@ -122,10 +122,11 @@ static void group_block(Body *B, Inst *first) {
   }
 }
 
-/* The loop groups of a block: groups of one member stay plain loops (the
- * last strategy's); a member read only inside its group gets no memory. */
-static void flat_recognize(Body *B, Inst *first) {
-  group_block(B, first);
+/* The kernels of the groups marked in a block (Slot.group: the first
+ * member's id; group_last), for loop and nest groups alike: a group of
+ * one member stays a plain loop (the last strategy's); a member read only
+ * inside its group gets no memory. */
+void cg_group_kernels(Body *B, Inst *first, const CgStrategy *st) {
   for (Inst *h = first; h; h = h->next) {
     Slot *hs = cg_slot(B, h);
     if (hs->kernel >= 0 || hs->group != h->id)
@@ -137,7 +138,7 @@ static void flat_recognize(Body *B, Inst *first) {
       hs->group = -1;
       continue;
     }
-    int k = cg_kernel_new(B, &cg_flat_strategy, h);
+    int k = cg_kernel_new(B, st, h);
     for (Inst *i = h; i != hs->group_last->next; i = i->next) {
       Slot *s = cg_slot(B, i);
       if (s->group != h->id)
@@ -149,6 +150,11 @@ static void flat_recognize(Body *B, Inst *first) {
                     s->internal ? CG_IN_REGISTER : CG_IN_MEMORY);
     }
   }
+}
+
+static void flat_recognize(Body *B, Inst *first) {
+  group_block(B, first);
+  cg_group_kernels(B, first, &cg_flat_strategy);
 }
 
 typedef struct Group {

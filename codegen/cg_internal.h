@@ -395,6 +395,10 @@ bool cg_group_only_reads(Body *B, const Inst *v, int g, PtrVec *users);
  * value stored to fin or its chunk's partial; after cg_par_end the
  * partials combined into fin in chunk order; and at the end every member
  * marked computed, each reduction loaded (Slot.scalar) and stored. */
+/* The kernels of strategy st for the groups marked in a block (Slot.group,
+ * group_last): groups of two members or more; a member read only inside
+ * its group gets no memory (Slot.internal). */
+void cg_group_kernels(Body *B, Inst *first, const CgStrategy *st);
 int cg_group_reductions(Body *B, Inst *first, Inst *end, int gid);
 LLVMValueRef *cg_group_fin(Body *B, Inst *first, Inst *end, int gid);
 void cg_group_acc_begin(Body *B, Inst *first, Inst *end, int gid, Par *par, CgAcc *acc,

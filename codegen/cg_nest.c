@@ -94,33 +94,9 @@ static void group_block(Body *B, Inst *first) {
   }
 }
 
-/* The nest groups of a block: a group of one member stays a plain loop
- * (the last strategy's). */
 static void nest_recognize(Body *B, Inst *first) {
   group_block(B, first);
-  for (Inst *h = first; h; h = h->next) {
-    Slot *hs = cg_slot(B, h);
-    if (hs->kernel >= 0 || hs->group != h->id)
-      continue;
-    int count = 0;
-    for (Inst *i = h; i != hs->group_last->next; i = i->next)
-      count += cg_slot(B, i)->group == h->id;
-    if (count < 2) {
-      hs->group = -1;
-      continue;
-    }
-    int k = cg_kernel_new(B, &cg_nest_strategy, h);
-    for (Inst *i = h; i != hs->group_last->next; i = i->next) {
-      Slot *s = cg_slot(B, i);
-      if (s->group != h->id)
-        continue;
-      /* (nuses counts results and yields too: those need memory) */
-      if (i->nuses == (int)B->users[i->id].len && cg_group_only_reads(B, i, h->id, B->users))
-        s->internal = true;
-      cg_kernel_add(B, k, i, ir_ops[i->op].shape == SH_REDUCE,
-                    s->internal ? CG_IN_REGISTER : CG_IN_MEMORY);
-    }
-  }
+  cg_group_kernels(B, first, &cg_nest_strategy);
 }
 
 typedef struct Nest {
