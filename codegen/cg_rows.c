@@ -726,6 +726,12 @@ static void cg_rows_emit(Body *B, Inst *head) {
 
 /* ---- the strategy ---- */
 
+static const Type *space_of(Body *B, const Inst *head) {
+  const Type *space = NULL;
+  kind_of(B, head, &space);
+  return space;
+}
+
 static void rows_recognize(Body *B, Inst *first) {
   rows_form(B, first);
   for (Inst *h = first; h; h = h->next) {
@@ -737,7 +743,16 @@ static void rows_recognize(Body *B, Inst *first) {
       Slot *s = cg_slot(B, i);
       if (s->rows != h->id)
         continue;
-      CgLives lives = s->internal ? CG_IN_REGISTER : s->rowbuf_ok ? CG_IN_SCRATCH : CG_IN_MEMORY;
+      /* Where the group keeps it (its blocks, when it has them): with
+       * a symbolic k the fallback's loops give every member memory, but
+       * the group stores an elementwise member there only if it is read
+       * outside; row by row, one read by a later pass is stored too. */
+      Dim kd = space_of(B, h)->dim[1];
+      bool wide_only = kd.sym < 0 && kd.size >= ROWS_WIDE;
+      CgLives lives = s->rkind != RK_ELEM || s->rows_escapes ? CG_IN_MEMORY
+                      : !s->rowbuf_ok                        ? CG_IN_REGISTER
+                      : wide_only                            ? CG_IN_MEMORY
+                                                             : CG_IN_SCRATCH;
       cg_kernel_add(B, k, i, s->rkind, lives);
       B->member[i->id].pass = s->rpass;
     }
