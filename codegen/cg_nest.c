@@ -60,12 +60,32 @@ static bool reads_member_moved(Body *B, const Inst *v, int gid, bool moved) {
   return false;
 }
 
-/* Groups never span a region op, nor a value another kernel computes. */
+/* Does v's definition read (through values computed where used) a value
+ * the group g stepped over (skipped_in[id] == g)? */
+static bool reads_skipped(Body *B, const Inst *v, const int *skipped_in, int g) {
+  for (int k = 0; k < v->nargs; k++) {
+    const Inst *a = v->args[k];
+    if (a->op == OP_param || a->op == OP_arg)
+      continue;
+    if (cg_slot(B, a)->has_buf ? skipped_in[a->id] == g : reads_skipped(B, a, skipped_in, g))
+      return true;
+  }
+  return false;
+}
+
+/* Groups never span a region op, nor a value another kernel computes. A
+ * value left to a loop or call of its own (a scalar, a product) between
+ * members is stepped over: it runs where it stands, after the group, so
+ * no later member may read it. A loss's scalars stand between its
+ * [n, k] values. */
 static void group_block(Body *B, Inst *first) {
   enum { MAX_MEMBERS = 16 };
   int g = -1, members = 0;
   const Type *space = NULL;
   Slot *head = NULL;
+  int *skipped_in = xmalloc(sizeof(int) * (size_t)B->nusers);
+  for (int k = 0; k < B->nusers; k++)
+    skipped_in[k] = -1;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (!s->has_buf)
@@ -73,14 +93,19 @@ static void group_block(Body *B, Inst *first) {
     const Type *sp;
     bool member = s->kernel < 0 && s->group < 0 && nest_member(B, i, &sp);
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
-        !cg_group_reads_reduction(B, i, g) && !reads_member_moved(B, i, g, false)) {
+        !cg_group_reads_reduction(B, i, g) && !reads_member_moved(B, i, g, false) &&
+        !reads_skipped(B, i, skipped_in, g)) {
       s->group = g;
       head->group_last = i;
       members++;
       continue;
     }
-    if (s->kernel >= 0 || s->group >= 0) {
+    if (s->kernel >= 0 || s->group >= 0 || i->nregions) {
       g = -1;
+      continue;
+    }
+    if (!member && g >= 0) {
+      skipped_in[i->id] = g;
       continue;
     }
     g = member ? i->id : -1;
@@ -92,6 +117,7 @@ static void group_block(Body *B, Inst *first) {
       s->group_last = i;
     }
   }
+  free(skipped_in);
 }
 
 static void nest_recognize(Body *B, Inst *first) {
