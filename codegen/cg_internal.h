@@ -133,6 +133,8 @@ typedef struct Body {
   CgMember *member;     /* by Inst.id: each value's part in its kernel */
   PtrVec *users;        /* by Inst.id: the instructions reading it (not yields) */
   int nusers;           /* users' length: codegen may unlink instructions before the end */
+  int *stepped_over;    /* by Inst.id: the nest group that stepped over it, or -1
+                           (cg_nest.c; group ids are unique, so never cleared) */
 } Body;
 
 /* ---- cg_elem.c ---- */

@@ -61,13 +61,13 @@ static bool reads_member_moved(Body *B, const Inst *v, int gid, bool moved) {
 }
 
 /* Does v's definition read (through values computed where used) a value
- * the group g stepped over (skipped_in[id] == g)? */
-static bool reads_skipped(Body *B, const Inst *v, const int *skipped_in, int g) {
+ * the group g stepped over? */
+static bool reads_skipped(Body *B, const Inst *v, int g) {
   for (int k = 0; k < v->nargs; k++) {
     const Inst *a = v->args[k];
     if (a->op == OP_param || a->op == OP_arg)
       continue;
-    if (cg_slot(B, a)->has_buf ? skipped_in[a->id] == g : reads_skipped(B, a, skipped_in, g))
+    if (cg_slot(B, a)->has_buf ? B->stepped_over[a->id] == g : reads_skipped(B, a, g))
       return true;
   }
   return false;
@@ -83,9 +83,6 @@ static void group_block(Body *B, Inst *first) {
   int g = -1, members = 0;
   const Type *space = NULL;
   Slot *head = NULL;
-  int *skipped_in = xmalloc(sizeof(int) * (size_t)B->nusers);
-  for (int k = 0; k < B->nusers; k++)
-    skipped_in[k] = -1;
   for (Inst *i = first; i; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (!s->has_buf)
@@ -94,7 +91,7 @@ static void group_block(Body *B, Inst *first) {
     bool member = s->kernel < 0 && s->group < 0 && nest_member(B, i, &sp);
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
         !cg_group_reads_reduction(B, i, g) && !reads_member_moved(B, i, g, false) &&
-        !reads_skipped(B, i, skipped_in, g)) {
+        !reads_skipped(B, i, g)) {
       s->group = g;
       head->group_last = i;
       members++;
@@ -105,7 +102,7 @@ static void group_block(Body *B, Inst *first) {
       continue;
     }
     if (!member && g >= 0) {
-      skipped_in[i->id] = g;
+      B->stepped_over[i->id] = g;
       continue;
     }
     g = member ? i->id : -1;
@@ -117,7 +114,6 @@ static void group_block(Body *B, Inst *first) {
       s->group_last = i;
     }
   }
-  free(skipped_in);
 }
 
 static void nest_recognize(Body *B, Inst *first) {

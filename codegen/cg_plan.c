@@ -75,6 +75,9 @@ void cg_plan(Body *B, int n) {
   B->nusers = n + 1;
   B->users = xmalloc(sizeof(PtrVec) * (size_t)B->nusers);
   memset(B->users, 0, sizeof(PtrVec) * (size_t)B->nusers);
+  B->stepped_over = xmalloc(sizeof(int) * (size_t)B->nusers);
+  for (int k = 0; k < B->nusers; k++)
+    B->stepped_over[k] = -1;
   for (Inst *i = f->first; i; i = ir_walk_next(i))
     for (int k = 0; k < i->nargs; k++)
       if (i->args[k]->op != OP_param)
@@ -93,6 +96,7 @@ void cg_plan_free(Body *B) {
   for (int k = 0; B->users && k < B->nusers; k++)
     vec_free(&B->users[k]);
   free(B->users);
+  free(B->stepped_over);
 }
 
 /* ---- printing ---- */
