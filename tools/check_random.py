@@ -8,7 +8,8 @@ in the smooth, finite-difference checkable mode):
     (the program is well-typed by construction), except the refusals the
     spec allows (ALLOWED below: second order through a loop, a clear error);
 For the first --sample of them, also, with data chosen here (symbolic sizes
-bound to 0..4, never below what the program's slices need; floats in
+bound to 0..--max-size (4), never below what the program's slices need
+(at least 1 and at most --max-size above it); floats in
 [-1, 1) or all 0; i32 data in [-3, 5]):
   * the reference: tools/sg_interp.py runs each export on the data (the
     spec's meaning in NumPy, in the program's own dtypes), giving its
@@ -60,7 +61,8 @@ The exit status is 1 if there is a new finding. To shrink one:
 `tools/minimize_program.py --seed S [--fd]`.
 
   check_random.py [--count 30] [--sample 10] [--seed 1] [--batch 20]
-                  [--work DIR] [--depth 4] [--zero-sizes 0.2] [--timeout 120]
+                  [--work DIR] [--depth 4] [--zero-sizes 0.2] [--max-size 4]
+                  [--timeout 120]
                   [--without FEATURES] [--ad-memory 512] [--jobs 1]
                   [--sgc PATH] [--cc "CC FLAGS"] [--rtlib "LIBS"]
 
@@ -148,7 +150,7 @@ class Call:
     says: values (a list per result), or `error` (SG_ERR_INDEX), or
     `broken` (the reference itself failed: a bug of the tools)."""
 
-    def __init__(self, fn, rng, zero):
+    def __init__(self, fn, rng, zero, max_size=4):
         self.fn = fn
         sizes = {}
         for p in fn.params:
@@ -156,7 +158,7 @@ class Call:
                 if isinstance(x, str) and x not in sizes:
                     least = fn.req.get(x, 0)
                     sizes[x] = 0 if least == 0 and rng.random() < zero else \
-                        rng.randint(max(least, 1), max(least, 1) + 3)
+                        rng.randint(max(least, 1), max(least, 1) + max_size - 1)
         self.sizes = sizes
         conc = lambda ty: tuple(gen_programs.dim_value(x, sizes) for x in ty.dims)
         self.shape = conc
@@ -908,11 +910,11 @@ class Entry:
     several can share one .sg file, one object and one driver; its calls
     (data and reference) once built."""
 
-    def __init__(self, seed, smooth, depth, without=(), prog=None, zero=0.2):
+    def __init__(self, seed, smooth, depth, without=(), prog=None, zero=0.2, max_size=4):
         self.seed, self.smooth = seed, smooth
         self.prog = prog or gen_programs.generate(seed, smooth, depth, without)
         self.name = "prog-%d%s" % (seed, "-fd" if smooth else "")
-        self.zero = zero
+        self.zero, self.max_size = zero, max_size
         for f in self.prog.funcs:
             if not f.name.startswith("s%d_" % seed):
                 f.name = "s%d_%s" % (seed, f.name)
@@ -927,7 +929,7 @@ class Entry:
         if self.calls is None:
             t = time.time()
             rng = random.Random(self.seed)
-            self.calls = [Call(f, rng, self.zero) for f in self.prog.exports]
+            self.calls = [Call(f, rng, self.zero, self.max_size) for f in self.prog.exports]
             for c in self.calls:
                 c.reference(self.prog)
             self.ref_seconds = time.time() - t
@@ -1048,6 +1050,9 @@ def add_args(ap):
     ap.add_argument("--depth", type=int, default=4, help="expression depth of the programs")
     ap.add_argument("--zero-sizes", type=float, default=0.2, metavar="P",
                     help="probability of binding a symbolic size to 0 (empty tensors)")
+    ap.add_argument("--max-size", type=int, default=4, metavar="N",
+                    help="symbolic sizes up to N (above what slices need): larger ones "
+                         "cross vector widths and kernels' blocks (e.g. 20)")
     ap.add_argument("--ad-memory", default="512",
                     help="the --ad-memory=SIZE checked against the default (default 512)")
     ap.add_argument("--adm-level", default="O2", choices=["O0", "O2"],
@@ -1088,7 +1093,8 @@ def main():
         for ks_part, num in ((numeric, True), ([k for k in ks if k >= a.sample], False)):
             if not ks_part:
                 continue
-            group = [Entry(a.seed + k, k % 2 == 1, a.depth, without, zero=a.zero_sizes)
+            group = [Entry(a.seed + k, k % 2 == 1, a.depth, without, zero=a.zero_sizes,
+                           max_size=a.max_size)
                      for k in ks_part]
             for e, msg in check_group(group, num, a):
                 kind, what = classify(e.prog, msg)
