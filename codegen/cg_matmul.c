@@ -355,11 +355,11 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
  * that leaves row i's dot product in lane i (gemv_lanes). One dot product
  * per row, summed across its lanes at the end, spent most of W5's product
  * in the 4 scalar steps of each 20-long row and the 16 horizontal sums.
- * A last group of fewer rows reads its missing rows as copies of the last
- * one (and stores only its own lanes) when it has at least half a group;
- * fewer rows take the plain loop, one dot product each (7 x 9: 20 ns by
- * rows, 27 as a group). Measured at one thread against the loop by rows:
- * 16 x 20 50 -> 32 ns, 100 x 40 290 -> 198, 10 x 20 the same. */
+ * The rows left over (fewer than a group) are dot products one by one: a
+ * last group reading copies of the last row for its missing ones was
+ * slower (bench W5's 10 x 20: 147 -> 165 ns; 7 x 9 alone: 20 -> 27).
+ * Measured at one thread against the loop by rows: 16 x 20 50 -> 32 ns,
+ * 100 x 40 290 -> 198. */
 enum { SMALL_GEMV = 4096, GEMV_BYTES = 64 };
 
 static LLVMValueRef lane_consts(Cg *g, const int *idx, int n) {
@@ -414,14 +414,6 @@ static LLVMValueRef masked_load(Cg *g, LLVMTypeRef vt, LLVMValueRef p, LLVMValue
                         LLVMGetIntrinsicDeclaration(g->mod, id, tys, 2), args, 4, "");
 }
 
-static void masked_store(Cg *g, LLVMValueRef x, LLVMValueRef p, LLVMValueRef mask, unsigned align) {
-  LLVMValueRef args[4] = {x, p, LLVMConstInt(g->i32, align, 0), mask};
-  unsigned id = LLVMLookupIntrinsicID("llvm.masked.store", 17);
-  LLVMTypeRef tys[2] = {LLVMTypeOf(x), g->ptr};
-  LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, tys, 2),
-                 LLVMGetIntrinsicDeclaration(g->mod, id, tys, 2), args, 4, "");
-}
-
 /* lanes < n as a mask of vf lanes */
 static LLVMValueRef lanes_below(Cg *g, LLVMValueRef n, int vf) {
   int iota[GEMV_BYTES];
@@ -443,20 +435,14 @@ typedef struct Gemv {
   bool accumulate;
 } Gemv;
 
-/* The rows [r0, r0 + vf) (those past `rows` read as the last row, and
- * not stored: rows NULL for a whole group). */
-static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0, LLVMValueRef rows) {
+/* The rows [r0, r0 + vf). */
+static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
   Cg *g = B->g;
   LLVMValueRef acc[GEMV_BYTES], at[GEMV_BYTES];
   for (int i = 0; i < G->vf; i++) {
     acc[i] = cg_entry_alloca(B, G->vt);
     LLVMBuildStore(g->b, LLVMConstNull(G->vt), acc[i]);
-    LLVMValueRef r = cg_add64(g, r0, i64c(g, i));
-    if (rows) {
-      LLVMValueRef last = LLVMBuildSub(g->b, cg_add64(g, r0, rows), i64c(g, 1), "");
-      r = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, r, last, ""), r, last, "");
-    }
-    at[i] = cg_mul64(g, r, G->k);
+    at[i] = cg_mul64(g, cg_add64(g, r0, i64c(g, i)), G->k);
   }
   void *C;
   LLVMValueRef c = cg_loop_begin(B, LLVMBuildUDiv(g->b, G->kfull, i64c(g, G->vf), ""), &C);
@@ -486,17 +472,12 @@ static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0, LLVMValueRef row
   for (int i = 0; i < G->vf; i++)
     acc[i] = LLVMBuildLoad2(g->b, G->vt, acc[i], "");
   LLVMValueRef dots = gemv_lanes(g, acc, G->vf), p = vec_ptr(B, G->et, G->out, r0);
-  LLVMValueRef mask = rows ? lanes_below(g, rows, G->vf) : NULL;
   if (G->accumulate) {
-    LLVMValueRef old = mask ? masked_load(g, G->vt, p, mask, G->align) : LLVMBuildLoad2(g->b, G->vt, p, "");
-    if (!mask)
-      LLVMSetAlignment(old, G->align);
+    LLVMValueRef old = LLVMBuildLoad2(g->b, G->vt, p, "");
+    LLVMSetAlignment(old, G->align);
     dots = LLVMBuildFAdd(g->b, old, dots, "");
   }
-  if (mask)
-    masked_store(g, dots, p, mask, G->align);
-  else
-    LLVMSetAlignment(LLVMBuildStore(g->b, dots, p), G->align);
+  LLVMSetAlignment(LLVMBuildStore(g->b, dots, p), G->align);
 }
 
 /* One dot product per row, for the rows [from, m). */
@@ -531,20 +512,12 @@ static void emit_small_gemv(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef
   void *R;
   LLVMValueRef whole = cg_mul64(g, LLVMBuildUDiv(g->b, m, vf, ""), vf);
   LLVMValueRef r0 = cg_mul64(g, cg_loop_begin(B, LLVMBuildUDiv(g->b, m, vf, ""), &R), vf);
-  gemv_group(B, &G, r0, NULL);
+  gemv_group(B, &G, r0);
   cg_loop_end(B, R);
-  LLVMValueRef rest = LLVMBuildSub(g->b, m, whole, "");
-  LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.part");
   LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.rows");
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.done");
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSGE, cg_mul64(g, rest, i64c(g, 2)), vf, ""), part, rows);
-  LLVMPositionBuilderAtEnd(g->b, part);
-  gemv_group(B, &G, whole, rest);
-  LLVMBuildBr(g->b, done);
+  LLVMBuildBr(g->b, rows);
   LLVMPositionBuilderAtEnd(g->b, rows);
   gemv_rows(B, &G, whole);
-  LLVMBuildBr(g->b, done);
-  LLVMPositionBuilderAtEnd(g->b, done);
 }
 
 void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
