@@ -61,9 +61,11 @@ void cg_emit_argreduce(Body *B, const Inst *v, LLVMValueRef out) {
   ArgRed a = {v, __builtin_ctz(v->axes), NULL, NULL, NULL, out};
   Dim d = st->dim[a.axis];
   a.n = cg_dim(B, d);
-  if (d.sym >= 0) /* a literal 0 is a compile-time error (frontend/lower.c) */
-    cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntEQ, a.n, i64c(g, 0), ""), v, RT_empty_axis,
-               NULL, 0);
+  /* Written as a literal 0 it is a compile-time error (frontend/lower.c);
+   * a size that becomes 0 when a call is inlined (f(x: f64[d]) reading
+   * ones([d - 1]), called with d = 1) fails at run time, as a symbolic
+   * one would. A literal other than 0 folds the test away. */
+  cg_fail_if(B, LLVMBuildICmp(g->b, LLVMIntEQ, a.n, i64c(g, 0), ""), v, RT_empty_axis, NULL, 0);
   a.best = cg_entry_alloca(B, cg_elem_type(g, st->dtype));
   a.pos = cg_entry_alloca(B, g->i64);
   Idx o;
