@@ -79,7 +79,7 @@ class Shrinker:
         """The finding of prog (a message) or None."""
         self.tries += 1
         e = C.Entry(self.seed, self.smooth, self.a.depth, self.without,
-                    prog=prog, zero=self.a.zero_sizes)
+                    prog=prog, zero=self.a.zero_sizes, max_size=self.a.max_size)
         found = C.check_group([e], self.numeric, self.a)
         return found[0][1] if found else None
 
@@ -293,7 +293,7 @@ def main():
     s.numeric = True
     a.levels = {"O0", "O2", "adm", "clean"}
     shutil.rmtree(a.work, ignore_errors=True)
-    e = C.Entry(a.seed, a.fd, a.depth, without, prog=prog, zero=a.zero_sizes)
+    e = C.Entry(a.seed, a.fd, a.depth, without, prog=prog, zero=a.zero_sizes, max_size=a.max_size)
     found = C.check_group([e], True, a)
     msg = found[0][1] if found else "(no finding when checked whole: %s)" % s.sig
     shutil.rmtree(out, ignore_errors=True)
