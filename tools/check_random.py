@@ -9,7 +9,9 @@ in the smooth, finite-difference checkable mode):
     spec allows (ALLOWED below: second order through a loop, a clear error);
 For the first --sample of them, also, with data chosen here (symbolic sizes
 bound to 0..--max-size (4), never below what the program's slices need
-(at least 1 and at most --max-size above it); floats in
+(at least 1 and at most --max-size above it; with larger sizes, f32 sums of
+thousands of terms can differ between -O0 and -O2 by more than the 1e-5
+below, which is then no finding of sgc's); floats in
 [-1, 1) or all 0; i32 data in [-3, 5]):
   * the reference: tools/sg_interp.py runs each export on the data (the
     spec's meaning in NumPy, in the program's own dtypes), giving its
@@ -1052,7 +1054,10 @@ def add_args(ap):
                     help="probability of binding a symbolic size to 0 (empty tensors)")
     ap.add_argument("--max-size", type=int, default=4, metavar="N",
                     help="symbolic sizes up to N (above what slices need): larger ones "
-                         "cross vector widths and kernels' blocks (e.g. 20)")
+                         "cross vector widths and kernels' blocks (e.g. 20); f32 sums over "
+                         "thousands of elements may then differ between -O0 and -O2 by more "
+                         "than the 1e-5 compared (summation order), and ties decided by a "
+                         "rounding (the mean of equal values) go either way")
     ap.add_argument("--ad-memory", default="512",
                     help="the --ad-memory=SIZE checked against the default (default 512)")
     ap.add_argument("--adm-level", default="O2", choices=["O0", "O2"],
