@@ -350,12 +350,7 @@ static const char *const flat_roles[] = {"elem", "sum"};
 static void flat_describe(Body *B, const CgKernel *k, FILE *out) {
   const Type *space;
   cg_flat_member(B, k->head, &space);
-  fputs("flat", out);
-  cg_plan_shape(B, space, out);
-  if (cg_par_planned(k->head, space))
-    fputs(", pool", out);
-  fputc(':', out);
-  cg_plan_members(B, k, out);
+  cg_plan_group(B, k, space, cg_par_planned(k->head, space), out);
 }
 
 const CgStrategy cg_flat_strategy = {"flat", flat_roles, flat_recognize, NULL, NULL, flat_emit,

@@ -222,6 +222,9 @@ void cg_plan_members(Body *B, const CgKernel *k, FILE *out);
 void cg_plan_value(const Inst *v, FILE *out);
 /* " [n, 8]": a type's shape, for describe. */
 void cg_plan_shape(Body *B, const Type *t, FILE *out);
+/* "flat [n], pool: %3 elem mem ...": a loop group's line, its strategy's
+ * name, the space, whether it may run on the pool, its members. */
+void cg_plan_group(Body *B, const CgKernel *k, const Type *space, bool pool, FILE *out);
 
 /* ---- cg_memory.c ---- */
 /* Which values get memory (Slot.has_buf), first of all. */

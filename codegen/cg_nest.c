@@ -240,12 +240,7 @@ static const char *const nest_roles[] = {"elem", "sum"};
 static void nest_describe(Body *B, const CgKernel *k, FILE *out) {
   const Type *space;
   nest_member(B, k->head, &space);
-  fputs("nest", out);
-  cg_plan_shape(B, space, out);
-  if (cg_par_rows_planned(k->head, space))
-    fputs(", pool", out);
-  fputc(':', out);
-  cg_plan_members(B, k, out);
+  cg_plan_group(B, k, space, cg_par_rows_planned(k->head, space), out);
 }
 
 const CgStrategy cg_nest_strategy = {"nest", nest_roles, nest_recognize, NULL, NULL, nest_emit,

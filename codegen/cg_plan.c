@@ -136,6 +136,15 @@ void cg_plan_shape(Body *B, const Type *t, FILE *out) {
   fputs("]", out);
 }
 
+void cg_plan_group(Body *B, const CgKernel *k, const Type *space, bool pool, FILE *out) {
+  fputs(k->st->name, out);
+  cg_plan_shape(B, space, out);
+  if (pool)
+    fputs(", pool", out);
+  fputc(':', out);
+  cg_plan_members(B, k, out);
+}
+
 static void print_block(Body *B, Inst *first, int depth, FILE *out) {
   for (Inst *i = first; i; i = i->next) {
     CgKernel *k = cg_kernel_of(B, i);
