@@ -510,8 +510,9 @@ static void emit_small_gemv(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef
   G.kfull = cg_mul64(g, LLVMBuildUDiv(g->b, k, vf, ""), vf);
   G.colmask = lanes_below(g, LLVMBuildSub(g->b, k, G.kfull, ""), G.vf);
   void *R;
-  LLVMValueRef whole = cg_mul64(g, LLVMBuildUDiv(g->b, m, vf, ""), vf);
-  LLVMValueRef r0 = cg_mul64(g, cg_loop_begin(B, LLVMBuildUDiv(g->b, m, vf, ""), &R), vf);
+  LLVMValueRef groups = LLVMBuildUDiv(g->b, m, vf, "");
+  LLVMValueRef whole = cg_mul64(g, groups, vf);
+  LLVMValueRef r0 = cg_mul64(g, cg_loop_begin(B, groups, &R), vf);
   gemv_group(B, &G, r0);
   cg_loop_end(B, R);
   LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.rows");
