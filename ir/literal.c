@@ -9,12 +9,15 @@
 #include "ir.h"
 
 bool ir_fold_i32(Op op, const double *a, double *r) {
-  int64_t x = (int64_t)a[0], y = 0;
-  switch (op) {
-  case OP_convert: /* from a float: toward zero, saturating, NaN -> 0 */
+  /* The operand of a convert is a float of any size (i32(-1e40)), which no
+   * integer type holds: it is saturated before anything reads it as one. */
+  if (op == OP_convert) { /* toward zero, saturating, NaN -> 0 */
     *r = a[0] != a[0] ? 0 : a[0] >= 2147483647.0 ? 2147483647.0
                       : a[0] <= -2147483648.0 ? -2147483648.0 : trunc(a[0]);
     return true;
+  }
+  int64_t x = (int64_t)a[0], y = 0;
+  switch (op) {
   case OP_neg: *r = ir_wrap_i32((double)-x); return true;
   case OP_abs: *r = ir_wrap_i32((double)(x < 0 ? -x : x)); return true;
   case OP_sign: *r = (double)((x > 0) - (x < 0)); return true;
