@@ -355,9 +355,10 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
  * that leaves row i's dot product in lane i (gemv_lanes). One dot product
  * per row, summed across its lanes at the end, spent most of W5's product
  * in the 4 scalar steps of each 20-long row and the 16 horizontal sums.
- * The rows left over (fewer than a group) are dot products one by one: a
- * last group reading copies of the last row for its missing ones was
- * slower (bench W5's 10 x 20: 147 -> 165 ns; 7 x 9 alone: 20 -> 27).
+ * The rows left over (fewer than a group) are dot products one by one,
+ * each in a vector summed across by halves (gemv_rows: 10 x 20 37 -> 33
+ * ns; the same bits as in a group); a last group reading copies of the
+ * last row for its missing ones was slower (bench W5's 10 x 20: 147 -> 165 ns; 7 x 9 alone: 20 -> 27).
  * Measured at one thread against the loop by rows: 16 x 20 50 -> 32 ns,
  * 100 x 40 290 -> 198. */
 enum { SMALL_GEMV = 4096, GEMV_BYTES = 64 };
@@ -480,18 +481,45 @@ static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
   LLVMSetAlignment(LLVMBuildStore(g->b, dots, p), G->align);
 }
 
-/* One dot product per row, for the rows [from, m). */
+/* The sum of v's vf lanes, by halves: the order a group's tree adds a row
+ * in, so a row's dot product does not depend on whether it was in a group. */
+static LLVMValueRef lanes_sum(Cg *g, LLVMValueRef v, int vf) {
+  int idx[GEMV_BYTES];
+  for (int h = vf / 2; h >= 1; h /= 2) {
+    for (int l = 0; l < h; l++)
+      idx[l] = l;
+    LLVMValueRef lo = LLVMBuildShuffleVector(g->b, v, LLVMGetUndef(LLVMTypeOf(v)), lane_consts(g, idx, h), "");
+    for (int l = 0; l < h; l++)
+      idx[l] = h + l;
+    LLVMValueRef hi = LLVMBuildShuffleVector(g->b, v, LLVMGetUndef(LLVMTypeOf(v)), lane_consts(g, idx, h), "");
+    v = LLVMBuildFAdd(g->b, lo, hi, "");
+  }
+  return LLVMBuildExtractElement(g->b, v, i64c(g, 0), "");
+}
+
+/* One dot product per row, for the rows [from, m): the row's products
+ * summed in one vector (whole vectors, then the columns' tail by a masked
+ * load), then across its lanes. A scalar loop here left LLVM 8-lane steps
+ * and a scalar remainder of up to 7 per row (bench W5's 10 rows of 20). */
 static void gemv_rows(Body *B, const Gemv *G, LLVMValueRef from) {
   Cg *g = B->g;
   void *R, *J;
   LLVMValueRef r = cg_add64(g, from, cg_loop_begin(B, LLVMBuildSub(g->b, G->m, from, ""), &R));
-  CgAcc acc;
-  cg_acc_init(B, &acc, OP_sum, G->et);
-  LLVMValueRef j = cg_loop_begin(B, G->k, &J);
-  LLVMValueRef x = cg_load(B, G->dt, G->a, cg_add64(g, cg_mul64(g, r, G->k), j));
-  cg_acc_add(g, &acc, LLVMBuildFMul(g->b, x, cg_load(B, G->dt, G->b, j), ""));
+  LLVMValueRef at = cg_mul64(g, r, G->k), acc = cg_entry_alloca(B, G->vt);
+  LLVMBuildStore(g->b, LLVMConstNull(G->vt), acc);
+  LLVMValueRef j = cg_mul64(g, cg_loop_begin(B, LLVMBuildUDiv(g->b, G->kfull, i64c(g, G->vf), ""), &J),
+                            i64c(g, G->vf));
+  LLVMValueRef w = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at, j)), "");
+  LLVMValueRef x = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->b, j), "");
+  LLVMSetAlignment(w, G->align);
+  LLVMSetAlignment(x, G->align);
+  LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc, "")};
+  LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), acc);
   cg_loop_end(B, J);
-  LLVMValueRef dot = cg_acc_value(g, &acc);
+  w = masked_load(g, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at, G->kfull)), G->colmask, G->align);
+  x = masked_load(g, G->vt, vec_ptr(B, G->et, G->b, G->kfull), G->colmask, G->align);
+  LLVMValueRef last[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc, "")};
+  LLVMValueRef dot = lanes_sum(g, cg_intrinsic(g, "llvm.fmuladd", G->vt, last, 3), G->vf);
   if (G->accumulate)
     dot = LLVMBuildFAdd(g->b, cg_load(B, G->dt, G->out, r), dot, "");
   cg_store(B, G->dt, G->out, r, dot);
