@@ -24,6 +24,7 @@
  *   cg_inplace.c   indexed updates in place
  *   cg_rows.c      row groups (cg_rows_wide.c: row by row; cg_rows.h)
  *   cg_online.c    online groups: a max and the sums it shifts, one pass
+ *   cg_batch.c     batch groups: small products over a batch, one element at a time
  *   cg_groups.c    loop groups over one flat space
  *   cg_gemvpair.c  a matrix-vector product and its adjoint inside a group
  *   cg_nest.c      nest groups: values needing loop nests over one space

@@ -166,10 +166,25 @@ static void loop_close(Body *B, Loop *L) {
 /* ---- evaluating one element ---- */
 
 
+/* With literal sizes after the first, the sum of index times literal
+ * stride: LLVM's rewrite of the nested form, (i*3 + j)*3 + k into
+ * i*9 + 3j + k, drops its no-wrap flags, and without them the vectorizer
+ * gives up a loop with many such addresses (a batch group's). */
 static LLVMValueRef lin_of(Body *B, Idx *x, const Type *t) {
   if (x->lin)
     return x->lin;
+  bool literal = true;
+  for (int k = 1; k < t->rank; k++)
+    literal &= t->dim[k].sym < 0;
   LLVMValueRef lin = i64c(B->g, 0);
+  if (literal && t->rank > 1) {
+    int64_t stride = 1;
+    for (int k = t->rank - 1; k >= 0; k--) {
+      lin = add64(B->g, mul64(B->g, x->i[k], i64c(B->g, stride)), lin);
+      stride *= k > 0 ? t->dim[k].size : 1;
+    }
+    return x->lin = lin;
+  }
   for (int k = 0; k < t->rank; k++)
     lin = add64(B->g, mul64(B->g, lin, dimv(B, t->dim[k])), x->i[k]);
   return x->lin = lin;
@@ -240,6 +255,8 @@ static LLVMValueRef eval(Body *B, const Inst *v, Idx *x) {
     return cg_rows_load(B, v, x);
   if (s->pairbuf)
     return cg_pair_load(B, v, x);
+  if (s->batchbuf)
+    return cg_batch_load(B, v, x);
   if (s->scalar)
     return cg_outer(B, s->scalar);
   if (s->has_buf)

@@ -70,6 +70,7 @@ typedef struct Slot {
   bool pair_block;     /* a pair's z or g read only within its block: no
                           memory, a block scratch (pairbuf) instead */
   LLVMValueRef pairbuf; /* while the pair's group is emitted: that scratch */
+  LLVMValueRef batchbuf; /* while its batch group is emitted: one batch element of it */
   /* Online groups (cg_online.c): */
   int online;          /* the group (its max's id), -1 if none */
   int okind;           /* member kind (how its block sums are rescaled) */
@@ -206,7 +207,7 @@ struct CgKernel {
   void *data;  /* the strategy's own */
 };
 extern const CgStrategy cg_region_strategy, cg_inplace_strategy, cg_view_strategy,
-    cg_rows_strategy, cg_online_strategy, cg_flat_strategy, cg_pair_strategy, cg_nest_strategy,
+    cg_rows_strategy, cg_online_strategy, cg_batch_strategy, cg_flat_strategy, cg_pair_strategy, cg_nest_strategy,
     cg_own_strategy;
 /* Memory first (cg_memory.c), then the table over every block. */
 void cg_plan(Body *B, int n);
@@ -381,6 +382,10 @@ void cg_pair_group_end(Body *B, CgPair *p);
  * member's store there. */
 LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
 void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
+
+/* ---- cg_batch.c ---- */
+/* Element x of a batch group's member in its scratch (Slot.batchbuf). */
+LLVMValueRef cg_batch_load(Body *B, const Inst *v, Idx *x);
 
 /* ---- cg_groups.c ---- */
 /* Loop groups: values computed by flat loops over the same space share

@@ -27,6 +27,7 @@ static const CgStrategy *const strategies[] = {
     &cg_inplace_strategy, /* updates in place (cg_inplace.c) */
     &cg_rows_strategy,   /* row groups (cg_rows.c) */
     &cg_online_strategy, /* online max and sums (cg_online.c) */
+    &cg_batch_strategy,  /* batch groups of small products (cg_batch.c) */
     &cg_flat_strategy,   /* loop groups over a flat index (cg_groups.c) */
     &cg_pair_strategy,   /* a product and its adjoint around a group (cg_gemvpair.c) */
     &cg_nest_strategy,   /* nest groups over one multi-axis space (cg_nest.c) */
