@@ -358,7 +358,8 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
  * The rows left over (fewer than a group) are dot products one by one,
  * each in a vector summed across by halves (gemv_rows: 10 x 20 37 -> 33
  * ns; the same bits as in a group); a last group reading copies of the
- * last row for its missing ones was slower (bench W5's 10 x 20: 147 -> 165 ns; 7 x 9 alone: 20 -> 27).
+ * last row for its missing ones was slower (bench W5's 10 x 20: 147 ->
+ * 165 ns; 7 x 9 alone: 20 -> 27).
  * Measured at one thread against the loop by rows: 16 x 20 50 -> 32 ns,
  * 100 x 40 290 -> 198. */
 enum { SMALL_GEMV = 4096, GEMV_BYTES = 64 };
@@ -436,25 +437,26 @@ typedef struct Gemv {
   bool accumulate;
 } Gemv;
 
-/* The rows [r0, r0 + vf). */
-static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
+/* The products of n rows of a (row i from a's element at[i]) with b, each
+ * row's summed in a vector of its own: whole vectors, then the columns'
+ * tail by masked loads when there is one. The vectors are left in acc. */
+static void row_vectors(Body *B, const Gemv *G, const LLVMValueRef *at, int n, LLVMValueRef *acc) {
   Cg *g = B->g;
-  LLVMValueRef acc[GEMV_BYTES], at[GEMV_BYTES];
-  for (int i = 0; i < G->vf; i++) {
-    acc[i] = cg_entry_alloca(B, G->vt);
-    LLVMBuildStore(g->b, LLVMConstNull(G->vt), acc[i]);
-    at[i] = cg_mul64(g, cg_add64(g, r0, i64c(g, i)), G->k);
+  LLVMValueRef sums[GEMV_BYTES];
+  for (int i = 0; i < n; i++) {
+    sums[i] = cg_entry_alloca(B, G->vt);
+    LLVMBuildStore(g->b, LLVMConstNull(G->vt), sums[i]);
   }
   void *C;
   LLVMValueRef c = cg_loop_begin(B, LLVMBuildUDiv(g->b, G->kfull, i64c(g, G->vf), ""), &C);
   LLVMValueRef j = cg_mul64(g, c, i64c(g, G->vf));
   LLVMValueRef x = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->b, j), "");
   LLVMSetAlignment(x, G->align);
-  for (int i = 0; i < G->vf; i++) {
+  for (int i = 0; i < n; i++) {
     LLVMValueRef w = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at[i], j)), "");
     LLVMSetAlignment(w, G->align);
-    LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc[i], "")};
-    LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), acc[i]);
+    LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, sums[i], "")};
+    LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), sums[i]);
   }
   cg_loop_end(B, C);
   LLVMBasicBlockRef tail = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.tail");
@@ -462,16 +464,25 @@ static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, G->kfull, G->k, ""), tail, sum);
   LLVMPositionBuilderAtEnd(g->b, tail);
   x = masked_load(g, G->vt, vec_ptr(B, G->et, G->b, G->kfull), G->colmask, G->align);
-  for (int i = 0; i < G->vf; i++) {
+  for (int i = 0; i < n; i++) {
     LLVMValueRef w = masked_load(g, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at[i], G->kfull)),
                                  G->colmask, G->align);
-    LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc[i], "")};
-    LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), acc[i]);
+    LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, sums[i], "")};
+    LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), sums[i]);
   }
   LLVMBuildBr(g->b, sum);
   LLVMPositionBuilderAtEnd(g->b, sum);
+  for (int i = 0; i < n; i++)
+    acc[i] = LLVMBuildLoad2(g->b, G->vt, sums[i], "");
+}
+
+/* The rows [r0, r0 + vf): their vectors added across by gemv_lanes. */
+static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
+  Cg *g = B->g;
+  LLVMValueRef acc[GEMV_BYTES], at[GEMV_BYTES];
   for (int i = 0; i < G->vf; i++)
-    acc[i] = LLVMBuildLoad2(g->b, G->vt, acc[i], "");
+    at[i] = cg_mul64(g, cg_add64(g, r0, i64c(g, i)), G->k);
+  row_vectors(B, G, at, G->vf, acc);
   LLVMValueRef dots = gemv_lanes(g, acc, G->vf), p = vec_ptr(B, G->et, G->out, r0);
   if (G->accumulate) {
     LLVMValueRef old = LLVMBuildLoad2(g->b, G->vt, p, "");
@@ -497,29 +508,17 @@ static LLVMValueRef lanes_sum(Cg *g, LLVMValueRef v, int vf) {
   return LLVMBuildExtractElement(g->b, v, i64c(g, 0), "");
 }
 
-/* One dot product per row, for the rows [from, m): the row's products
- * summed in one vector (whole vectors, then the columns' tail by a masked
- * load), then across its lanes. A scalar loop here left LLVM 8-lane steps
- * and a scalar remainder of up to 7 per row (bench W5's 10 rows of 20). */
+/* The rows [from, m), one at a time: the row's vector (row_vectors, as in
+ * a group) summed across its lanes. A scalar loop here left LLVM 8-lane
+ * steps and a scalar remainder of up to 7 per row (bench W5's 10 rows of
+ * 20). */
 static void gemv_rows(Body *B, const Gemv *G, LLVMValueRef from) {
   Cg *g = B->g;
-  void *R, *J;
+  void *R;
   LLVMValueRef r = cg_add64(g, from, cg_loop_begin(B, LLVMBuildSub(g->b, G->m, from, ""), &R));
-  LLVMValueRef at = cg_mul64(g, r, G->k), acc = cg_entry_alloca(B, G->vt);
-  LLVMBuildStore(g->b, LLVMConstNull(G->vt), acc);
-  LLVMValueRef j = cg_mul64(g, cg_loop_begin(B, LLVMBuildUDiv(g->b, G->kfull, i64c(g, G->vf), ""), &J),
-                            i64c(g, G->vf));
-  LLVMValueRef w = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at, j)), "");
-  LLVMValueRef x = LLVMBuildLoad2(g->b, G->vt, vec_ptr(B, G->et, G->b, j), "");
-  LLVMSetAlignment(w, G->align);
-  LLVMSetAlignment(x, G->align);
-  LLVMValueRef args[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc, "")};
-  LLVMBuildStore(g->b, cg_intrinsic(g, "llvm.fmuladd", G->vt, args, 3), acc);
-  cg_loop_end(B, J);
-  w = masked_load(g, G->vt, vec_ptr(B, G->et, G->a, cg_add64(g, at, G->kfull)), G->colmask, G->align);
-  x = masked_load(g, G->vt, vec_ptr(B, G->et, G->b, G->kfull), G->colmask, G->align);
-  LLVMValueRef last[3] = {w, x, LLVMBuildLoad2(g->b, G->vt, acc, "")};
-  LLVMValueRef dot = lanes_sum(g, cg_intrinsic(g, "llvm.fmuladd", G->vt, last, 3), G->vf);
+  LLVMValueRef at = cg_mul64(g, r, G->k), acc;
+  row_vectors(B, G, &at, 1, &acc);
+  LLVMValueRef dot = lanes_sum(g, acc, G->vf);
   if (G->accumulate)
     dot = LLVMBuildFAdd(g->b, cg_load(B, G->dt, G->out, r), dot, "");
   cg_store(B, G->dt, G->out, r, dot);
