@@ -80,6 +80,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -94,6 +95,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPT_RTOL = 1e-5
 FD_RTOL = 1e-6
 FD_ELEMENTS = 512  # central differences per parameter, at most (an even sample)
+# seconds for the reference's three runs of one export: sg_interp's
+# finite-difference Hessian of a program over [24, 24] took over 10
+# minutes (seed 71221 with --max-size 24); past it, the levels are only
+# compared with each other, as for a fragile export
+REFERENCE_SECONDS = 60
 REF_RTOL = {"f64": 1e-7, "f32": 2e-3}
 LOOSE = 100  # REF_RTOL's factor where the reference took second differences
 SG_OK, SG_ERR_ALLOC, SG_ERR_INDEX = 0, 6, 7
@@ -122,7 +128,16 @@ class Finding(Exception):
     pass
 
 
-STATS = {"adm_alloc": 0, "cancelled": 0}
+STATS = {"adm_alloc": 0, "cancelled": 0, "slow_reference": 0}
+
+
+class ReferenceTimeout(BaseException):
+    """The reference ran past REFERENCE_SECONDS (a BaseException: the
+    reference's `except Exception` must not take it for a tool's bug)."""
+
+
+def on_alarm(signum, frame):
+    raise ReferenceTimeout()
 ADM_LEVEL = ["O2"]  # --adm-level, set by main
 
 
@@ -185,7 +200,7 @@ class Call:
                                   sg_interp.DT[p.ty.dtype]).reshape(conc(p.ty))
                          for p in self.diff]
         self.values = self.error = self.broken = None
-        self.fragile = self.dead = self.loose = self.edgy = self.unstable = False
+        self.fragile = self.dead = self.loose = self.edgy = self.unstable = self.slow = False
 
     def reference(self, prog):
         """The reference run, a second one with wider floats and a third
@@ -195,17 +210,27 @@ class Call:
         raised to a large power), the compiled code's own rounding may too,
         so it is fragile."""
         runs = []
-        for wide, jitter in ((False, False), (True, False), (False, True)):
-            it = sg_interp.Interp(prog, wide=wide, jitter=jitter)
-            try:
-                runs.append(("ok", it.run(self.fn, self.args)))
-            except sg_interp.IndexErr as err:
-                runs.append(("error", err))
-            except Exception as err:  # noqa: BLE001 -- a bug of the generator or the interpreter
-                self.broken = "%s: %s" % (type(err).__name__, err)
-                return
-            if not wide and not jitter:
-                self.fragile, self.loose, self.edgy = it.fragile, it.loose, it.edgy
+        old = signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(REFERENCE_SECONDS)
+        try:
+            for wide, jitter in ((False, False), (True, False), (False, True)):
+                it = sg_interp.Interp(prog, wide=wide, jitter=jitter)
+                try:
+                    runs.append(("ok", it.run(self.fn, self.args)))
+                except sg_interp.IndexErr as err:
+                    runs.append(("error", err))
+                except Exception as err:  # noqa: BLE001 -- a bug of the generator or the interpreter
+                    self.broken = "%s: %s" % (type(err).__name__, err)
+                    return
+                if not wide and not jitter:
+                    self.fragile, self.loose, self.edgy = it.fragile, it.loose, it.edgy
+        except ReferenceTimeout:
+            self.fragile = self.slow = True
+            STATS["slow_reference"] += 1
+            return
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
         (kind, out) = runs[0]
         if kind == "error":
             self.error, self.dead = str(out), out.dead
@@ -1139,10 +1164,12 @@ def main():
           "finite differences), %d findings, %d known, %d refusals allowed" % (
               a.count, numeric, numeric // 2, counts["new"], counts["known"], counts["allowed"]))
     sys.stderr.write("check_random: %.0f s (reference %.0f s); %d calls, %d expected to fail "
-                     "with SG_ERR_INDEX, %d fragile, %d gradients too big for --ad-memory, %d Jacobian "
-                     "elements NaN one way only (a non-finite partial)\n" % (
+                     "with SG_ERR_INDEX, %d fragile, %d with no reference (slower than %d s), %d "
+                     "gradients too big for --ad-memory, %d Jacobian elements NaN one way only (a "
+                     "non-finite partial)\n" % (
                          time.time() - start, ref_time, calls, errors, fragile,
-                         STATS["adm_alloc"], STATS["cancelled"]))
+                         STATS["slow_reference"], REFERENCE_SECONDS, STATS["adm_alloc"],
+                         STATS["cancelled"]))
     return 1 if counts["new"] else 0
 
 
