@@ -351,6 +351,17 @@ Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b) {
   }
   if (!lw_weak_fits(c, e, vt->dtype, s->value->loc))
     return NULL;
+  bool flags = vt->dtype == DT_BOOL;
+  if (flags && s->compound) {
+    ERR(c, s->name_loc, "'%s' is a var of type %s: a bool value can only be combined with &&, "
+        "|| and !; assign its positions with '='", s->name, lw_tstr(c, vt));
+    return NULL;
+  }
+  if (flags && e.weak && e.v->type.dtype != DT_BOOL) {
+    ERR(c, s->value->loc, "cannot assign a number into '%s', a var of type %s; a bool is a "
+        "comparison's result (x > 0)", s->name, lw_tstr(c, vt));
+    return NULL;
+  }
   e = lw_concrete(c, e, vt->dtype);
   if (e.v->type.dtype != vt->dtype) {
     ERR(c, s->value->loc, "cannot assign %s into '%s', a var of type %s", lw_tstr(c, &e.v->type),
@@ -404,9 +415,18 @@ Inst *lower_index_assign(Ctx *c, Stmt *s, Binding *b) {
     return NULL;
   }
   c->b.loc = s->loc;
+  if (flags && axes) { /* update takes no bool: the positions as i32 0 or 1, then != 0 again */
+    v = ir_convert(&c->b, v, DT_I32);
+    e.v = ir_convert(&c->b, e.v, DT_I32);
+    u.dtype = sel.dtype = DT_I32;
+  }
   Inst *E = ir_reshape(&c->b, ir_broadcast(&c->b, e.v, &sel), &u);
   if (!axes) /* v[:, :] = e: every position */
     return !s->compound ? E : ir_binary(&c->b, s->op == BIN_MUL ? OP_mul : s->op == BIN_SUB ? OP_sub : OP_add, v, E);
+  if (flags) {
+    Inst *r = ir_update(&c->b, OP_update, v, E, ix, axes);
+    return ir_binary(&c->b, OP_ne, r, ir_const_like(&c->b, &r->type, 0));
+  }
   if (s->compound && s->op == BIN_MUL)
     return ir_update(&c->b, OP_update, v, ir_binary(&c->b, OP_mul, ir_positions(&c->b, v, ix, axes, &u), E),
                      ix, axes);
