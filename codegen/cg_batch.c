@@ -63,36 +63,13 @@ static int64_t member_work(Body *B, const Inst *i, const Dim *batch) {
   return cg_fills(i) ? n : 0;
 }
 
-/* Does v's definition read a member of group gid other than at its own
- * batch element (past an op that does not keep axis 0 where it is)? */
-static bool reads_member_moved(Body *B, const Inst *v, int gid, bool moved) {
-  bool keeps = ir_op_is(v->op, F_ELEM) || ir_ops[v->op].shape == SH_REDUCE || is_product(v) ||
-               (v->op == OP_transpose && v->perm[0] == 0);
+/* Does v keep axis 0 where it is (a member read through it is read at its
+ * own batch element)? */
+static bool keeps_batch(const Inst *v) {
   if (v->op == OP_broadcast)
-    keeps = v->args[0]->type.rank == v->type.rank && ir_dim_eq(v->args[0]->type.dim[0], v->type.dim[0]);
-  bool moves = moved || !keeps;
-  for (int k = 0; k < v->nargs; k++) {
-    const Inst *a = v->args[k];
-    Slot *s = cg_slot(B, a);
-    if (a->op == OP_param || a->op == OP_arg)
-      continue;
-    if (s->has_buf ? s->group == gid && moves : reads_member_moved(B, a, gid, moves))
-      return true;
-  }
-  return false;
-}
-
-/* Does v's definition read (through values computed where used) a value
- * group g stepped over? */
-static bool reads_skipped(Body *B, const Inst *v, int g) {
-  for (int k = 0; k < v->nargs; k++) {
-    const Inst *a = v->args[k];
-    if (a->op == OP_param || a->op == OP_arg)
-      continue;
-    if (cg_slot(B, a)->has_buf ? B->stepped_over[a->id] == g : reads_skipped(B, a, g))
-      return true;
-  }
-  return false;
+    return v->args[0]->type.rank == v->type.rank && ir_dim_eq(v->args[0]->type.dim[0], v->type.dim[0]);
+  return ir_op_is(v->op, F_ELEM) || ir_ops[v->op].shape == SH_REDUCE || is_product(v) ||
+         (v->op == OP_transpose && v->perm[0] == 0);
 }
 
 /* Marks the groups of a block (Slot.group, group_last), as nest groups
@@ -112,7 +89,7 @@ static void group_block(Body *B, Inst *first) {
     int64_t w = 0;
     if (i && g >= 0 && members < BATCH_MAX_MEMBERS && (w = member_work(B, i, &batch)) > 0 &&
         work + w <= BATCH_WORK && !cg_group_reads_reduction(B, i, g) &&
-        !reads_member_moved(B, i, g, false) && !reads_skipped(B, i, g)) {
+        !cg_reads_member_moved(B, i, g, keeps_batch, false) && !cg_reads_skipped(B, i, g)) {
       s->group = g;
       cg_slot(B, head)->group_last = i;
       members++;

@@ -383,6 +383,13 @@ void cg_pair_group_end(Body *B, CgPair *p);
 LLVMValueRef cg_pair_load(Body *B, const Inst *v, Idx *x);
 void cg_pair_store(Body *B, const Inst *v, LLVMValueRef iv, LLVMValueRef e);
 
+/* ---- cg_nest.c ---- */
+/* Does v's definition read a member of group gid past an op that does not
+ * keep its position (keeps false), or a value group g stepped over
+ * (B->stepped_over)? Nest and batch groups' tests of a member. */
+bool cg_reads_member_moved(Body *B, const Inst *v, int gid, bool (*keeps)(const Inst *), bool moved);
+bool cg_reads_skipped(Body *B, const Inst *v, int g);
+
 /* ---- cg_batch.c ---- */
 /* Element x of a batch group's member in its scratch (Slot.batchbuf). */
 LLVMValueRef cg_batch_load(Body *B, const Inst *v, Idx *x);

@@ -45,29 +45,34 @@ static bool nest_member(Body *B, const Inst *i, const Type **space) {
 }
 
 /* Does v's definition read a member of group gid at another position than
- * its own (moved: past an op that is not elementwise)? A reduction over
- * the space reads its operand where it stands. */
-static bool reads_member_moved(Body *B, const Inst *v, int gid, bool moved) {
-  bool moves = moved || !(ir_op_is(v->op, F_ELEM) || ir_ops[v->op].shape == SH_REDUCE);
+ * its own: past an op that does not keep its operand where it stands
+ * (`keeps`; here, elementwise ops, and a reduction over the space)?
+ * Batch groups (cg_batch.c) ask the same of their batch axis. */
+bool cg_reads_member_moved(Body *B, const Inst *v, int gid, bool (*keeps)(const Inst *), bool moved) {
+  bool moves = moved || !keeps(v);
   for (int k = 0; k < v->nargs; k++) {
     const Inst *a = v->args[k];
     Slot *s = cg_slot(B, a);
     if (a->op == OP_param || a->op == OP_arg)
       continue;
-    if (s->has_buf ? s->group == gid && moves : reads_member_moved(B, a, gid, moves))
+    if (s->has_buf ? s->group == gid && moves : cg_reads_member_moved(B, a, gid, keeps, moves))
       return true;
   }
   return false;
 }
 
+static bool keeps_position(const Inst *v) {
+  return ir_op_is(v->op, F_ELEM) || ir_ops[v->op].shape == SH_REDUCE;
+}
+
 /* Does v's definition read (through values computed where used) a value
  * the group g stepped over? */
-static bool reads_skipped(Body *B, const Inst *v, int g) {
+bool cg_reads_skipped(Body *B, const Inst *v, int g) {
   for (int k = 0; k < v->nargs; k++) {
     const Inst *a = v->args[k];
     if (a->op == OP_param || a->op == OP_arg)
       continue;
-    if (cg_slot(B, a)->has_buf ? B->stepped_over[a->id] == g : reads_skipped(B, a, g))
+    if (cg_slot(B, a)->has_buf ? B->stepped_over[a->id] == g : cg_reads_skipped(B, a, g))
       return true;
   }
   return false;
@@ -90,8 +95,8 @@ static void group_block(Body *B, Inst *first) {
     const Type *sp;
     bool member = s->kernel < 0 && s->group < 0 && nest_member(B, i, &sp);
     if (member && g >= 0 && members < MAX_MEMBERS && ir_shape_eq(sp, space) &&
-        !cg_group_reads_reduction(B, i, g) && !reads_member_moved(B, i, g, false) &&
-        !reads_skipped(B, i, g)) {
+        !cg_group_reads_reduction(B, i, g) && !cg_reads_member_moved(B, i, g, keeps_position, false) &&
+        !cg_reads_skipped(B, i, g)) {
       s->group = g;
       head->group_last = i;
       members++;
