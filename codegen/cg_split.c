@@ -605,14 +605,22 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
   int *reach = xmalloc(sizeof(int) * (size_t)S.nb);
   control_cuts(&S, cut, sig);
   cut[S.nb] = true;
+  /* back[b]: the first block using a value defined in block b, when that
+   * is before b (a loop header's phi reading the count or state the body
+   * computed, over the back edge): a piece starting after it cannot hold
+   * block b. */
+  int *back = xmalloc(sizeof(int) * (size_t)S.nb);
   for (int b = 0; b < S.nb; b++)
-    reach[b] = b;
+    reach[b] = back[b] = b;
   for (int b = 0; b < S.nb; b++)
     for (LLVMValueRef i = LLVMGetFirstInstruction(S.bb[b]); i; i = LLVMGetNextInstruction(i)) {
       int first, last = last_use(&S, i, &first);
-      int def = LLVMIsAAllocaInst(i) && first < S.nb ? first : b;
+      bool alloca = LLVMIsAAllocaInst(i);
+      int def = alloca && first < S.nb ? first : b;
       if (last > reach[def])
         reach[def] = last;
+      if (!alloca && first < back[b])
+        back[b] = first;
     }
 
   /* Greedy, left to right: a piece starts at a cut, grows to at least
@@ -631,7 +639,7 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
     }
     int end = b, far = b, size = 0;
     bool ok = false;
-    while (end < S.nb && size <= 2 * SPLIT_TARGET) {
+    while (end < S.nb && size <= 2 * SPLIT_TARGET && back[end] >= b) {
       if (reach[end] > far)
         far = reach[end];
       size += S.ninst[end];
@@ -668,6 +676,7 @@ void cg_split_function(Cg *g, LLVMValueRef fn) {
   free(cut);
   free(sig);
   free(reach);
+  free(back);
 out:
   pm_free(&S.index);
   free(S.pred_at);
