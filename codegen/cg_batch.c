@@ -168,12 +168,7 @@ static LLVMValueRef product_at(Body *B, const Inst *v, LLVMValueRef m, int64_t i
   for (int64_t p = 0; p < k; p++) {
     Idx xa = {3, {m, i64c(g, i), i64c(g, p)}, NULL}, xb = {3, {m, i64c(g, p), i64c(g, j)}, NULL};
     LLVMValueRef a = cg_eval(B, v->args[0], &xa), b = cg_eval(B, v->args[1], &xb);
-    LLVMValueRef term = LLVMBuildFMul(g->b, a, b, "");
-    if (v->op == OP_matmulz) /* 0 where either factor is 0 */
-      term = LLVMBuildSelect(g->b,
-                             LLVMBuildOr(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, a, zero, ""),
-                                         LLVMBuildFCmp(g->b, LLVMRealOEQ, b, zero, ""), ""),
-                             zero, term, "");
+    LLVMValueRef term = cg_product_term(g, v, a, b, zero);
     sum = sum ? LLVMBuildFAdd(g->b, sum, term, "") : term;
   }
   return sum ? sum : zero;

@@ -335,6 +335,9 @@ LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate);
 /* A transpose swapping only the last two axes: GEMM reads it in place. */
 bool cg_swaps_last2(const Inst *x);
+/* x * y, a term of product v's sums (scalars or vectors alike): for
+ * matmulz, `zero` where either factor is 0. */
+LLVMValueRef cg_product_term(Cg *g, const Inst *v, LLVMValueRef x, LLVMValueRef y, LLVMValueRef zero);
 /* Does a product in a loop read a parameter the runtime packs once for
  * the call (sg_rt_gemm's kept)? */
 bool cg_gemm_keeps(const Inst *v);

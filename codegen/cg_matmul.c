@@ -150,10 +150,8 @@ static LLVMValueRef row_load(Body *B, LLVMTypeRef vt, LLVMValueRef buf, int64_t 
   return x;
 }
 
-/* x * y, a term of v's sums (scalars or vectors alike): for matmulz, 0
- * where either factor is 0 (mul0's rule, cg_elem.c). */
-static LLVMValueRef product_term(Cg *g, const Inst *v, LLVMValueRef x, LLVMValueRef y,
-                                 LLVMValueRef zero) {
+/* mul0's rule (cg_elem.c) for a term of a product; cg_batch.c shares it. */
+LLVMValueRef cg_product_term(Cg *g, const Inst *v, LLVMValueRef x, LLVMValueRef y, LLVMValueRef zero) {
   LLVMValueRef t = LLVMBuildFMul(g->b, x, y, "");
   if (v->op != OP_matmulz)
     return t;
@@ -162,14 +160,14 @@ static LLVMValueRef product_term(Cg *g, const Inst *v, LLVMValueRef x, LLVMValue
   return LLVMBuildSelect(g->b, z, zero, t, "");
 }
 
-/* init + the sum over l of xs[l] * ys[l], each term by product_term's rule
+/* init + the sum over l of xs[l] * ys[l], each term by cg_product_term's rule
  * for `rule` (NULL: plain products); NULL for no term and no init. */
 static LLVMValueRef row_sum(Body *B, const Inst *rule, const LLVMValueRef *xs,
                             const LLVMValueRef *ys, int64_t k, LLVMValueRef init, LLVMValueRef zero) {
   Cg *g = B->g;
   LLVMValueRef sum = init;
   for (int64_t l = 0; l < k; l++) {
-    LLVMValueRef t = rule ? product_term(g, rule, xs[l], ys[l], zero) : LLVMBuildFMul(g->b, xs[l], ys[l], "");
+    LLVMValueRef t = rule ? cg_product_term(g, rule, xs[l], ys[l], zero) : LLVMBuildFMul(g->b, xs[l], ys[l], "");
     sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
   }
   return sum;
@@ -245,7 +243,7 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
       for (int64_t l = 0; l < k; l++) {
         LLVMValueRef x = cg_load(B, dt, pa, i64c(g, ta ? l * m + i : i * k + l));
         LLVMValueRef y = cg_load(B, dt, pb, i64c(g, tb ? j * k + l : l * n + j));
-        LLVMValueRef t = seen ? LLVMBuildFMul(g->b, x, y, "") : product_term(g, v, x, y, zero);
+        LLVMValueRef t = seen ? LLVMBuildFMul(g->b, x, y, "") : cg_product_term(g, v, x, y, zero);
         sum = sum ? LLVMBuildFAdd(g->b, sum, t, "") : t;
       }
       if (seen && sum) {
