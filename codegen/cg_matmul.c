@@ -353,11 +353,13 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
  * that leaves row i's dot product in lane i (gemv_lanes). One dot product
  * per row, summed across its lanes at the end, spent most of W5's product
  * in the 4 scalar steps of each 20-long row and the 16 horizontal sums.
- * The rows left over (fewer than a group) are dot products one by one,
- * each in a vector summed across by halves (gemv_rows: 10 x 20 37 -> 33
- * ns; the same bits as in a group); a last group reading copies of the
- * last row for its missing ones was slower (bench W5's 10 x 20: 147 ->
- * 165 ns; 7 x 9 alone: 20 -> 27).
+ * The rows left over (fewer than a group) go by smaller trees, one for
+ * each power of two in their count (10 rows: 8, then 2), each row's lanes
+ * added in the same order as in a group, so its bits do not depend on
+ * where it falls. One dot product per row summed across by halves took
+ * 8 instructions of horizontal sum per row (10 x 20 alone: 27 -> 23.5
+ * ns, 15 x 32: 35 -> 27.5); a last group reading copies of the last row
+ * for its missing ones was slower still (bench W5: 147 -> 165 ns).
  * Measured at one thread against the loop by rows: 16 x 20 50 -> 32 ns,
  * 100 x 40 290 -> 198. */
 enum { SMALL_GEMV = 4096, GEMV_BYTES = 64 };
@@ -369,37 +371,44 @@ static LLVMValueRef lane_consts(Cg *g, const int *idx, int n) {
   return LLVMConstVector(c, (unsigned)n);
 }
 
-/* The vector whose lane i is the sum of acc[i]'s lanes (vf of each).
- * Each level adds pairs of vectors: in every block of 2h lanes, the first
- * h take a's block folded in half, the next h b's; rows[] follows which
- * row each lane holds, and one shuffle at the end puts row i in lane i. */
-static LLVMValueRef gemv_lanes(Cg *g, LLVMValueRef *acc, int vf) {
-  int rows[GEMV_BYTES][GEMV_BYTES], n = vf;
-  for (int v = 0; v < vf; v++)
+/* The vector of n lanes whose lane i is the sum of acc[i]'s vf lanes (n a
+ * power of two, at most vf). Each level adds pairs of vectors: in every
+ * block of 2h lanes, the first h take a's block folded in half, the next
+ * h b's; once one vector is left it is paired with itself. rows[] follows
+ * which row each lane holds, and one shuffle at the end puts row i in
+ * lane i. Every row is folded by halves, h = vf/2 first, whatever n is. */
+static LLVMValueRef gemv_lanes(Cg *g, LLVMValueRef *acc, int n, int vf) {
+  int rows[GEMV_BYTES][GEMV_BYTES];
+  for (int v = 0; v < n; v++)
     for (int l = 0; l < vf; l++)
       rows[v][l] = v;
-  for (int h = vf / 2; h >= 1; h /= 2, n /= 2) {
+  for (int h = vf / 2; h >= 1; h /= 2) {
     int lo[GEMV_BYTES], hi[GEMV_BYTES];
     for (int o = 0; o < vf; o += 2 * h)
       for (int l = 0; l < h; l++) {
         lo[o + l] = o + l, lo[o + h + l] = vf + o + l;
         hi[o + l] = o + h + l, hi[o + h + l] = vf + o + h + l;
       }
-    for (int t = 0; t < n / 2; t++) {
-      LLVMValueRef a = acc[2 * t], b = acc[2 * t + 1];
+    int pairs = n > 1 ? n / 2 : 1;
+    for (int t = 0; t < pairs; t++) {
+      int ia = n > 1 ? 2 * t : 0, ib = n > 1 ? 2 * t + 1 : 0;
+      LLVMValueRef a = acc[ia], b = acc[ib];
       acc[t] = LLVMBuildFAdd(g->b, LLVMBuildShuffleVector(g->b, a, b, lane_consts(g, lo, vf), ""),
                              LLVMBuildShuffleVector(g->b, a, b, lane_consts(g, hi, vf), ""), "");
       int merged[GEMV_BYTES];
       for (int o = 0; o < vf; o += 2 * h)
         for (int l = 0; l < h; l++)
-          merged[o + l] = rows[2 * t][o + l], merged[o + h + l] = rows[2 * t + 1][o + l];
+          merged[o + l] = rows[ia][o + l], merged[o + h + l] = rows[ib][o + l];
       memcpy(rows[t], merged, sizeof merged);
     }
+    n = pairs;
   }
-  int perm[GEMV_BYTES];
-  for (int l = 0; l < vf; l++)
+  int perm[GEMV_BYTES], rows_n = 0;
+  for (int l = vf - 1; l >= 0; l--) { /* a row's first lane */
     perm[rows[0][l]] = l;
-  return LLVMBuildShuffleVector(g->b, acc[0], LLVMGetUndef(LLVMTypeOf(acc[0])), lane_consts(g, perm, vf), "");
+    rows_n = rows[0][l] + 1 > rows_n ? rows[0][l] + 1 : rows_n;
+  }
+  return LLVMBuildShuffleVector(g->b, acc[0], LLVMGetUndef(LLVMTypeOf(acc[0])), lane_consts(g, perm, rows_n), "");
 }
 
 static LLVMValueRef vec_ptr(Body *B, LLVMTypeRef et, LLVMValueRef buf, LLVMValueRef at) {
@@ -474,53 +483,22 @@ static void row_vectors(Body *B, const Gemv *G, const LLVMValueRef *at, int n, L
     acc[i] = LLVMBuildLoad2(g->b, G->vt, sums[i], "");
 }
 
-/* The rows [r0, r0 + vf): their vectors added across by gemv_lanes. */
-static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0) {
+/* The rows [r0, r0 + n): their vectors added across by gemv_lanes, and
+ * stored as one vector of n lanes. */
+static void gemv_group(Body *B, const Gemv *G, LLVMValueRef r0, int n) {
   Cg *g = B->g;
   LLVMValueRef acc[GEMV_BYTES], at[GEMV_BYTES];
-  for (int i = 0; i < G->vf; i++)
+  for (int i = 0; i < n; i++)
     at[i] = cg_mul64(g, cg_add64(g, r0, i64c(g, i)), G->k);
-  row_vectors(B, G, at, G->vf, acc);
-  LLVMValueRef dots = gemv_lanes(g, acc, G->vf), p = vec_ptr(B, G->et, G->out, r0);
+  row_vectors(B, G, at, n, acc);
+  LLVMValueRef dots = gemv_lanes(g, acc, n, G->vf), p = vec_ptr(B, G->et, G->out, r0);
+  LLVMTypeRef nt = LLVMVectorType(G->et, (unsigned)n);
   if (G->accumulate) {
-    LLVMValueRef old = LLVMBuildLoad2(g->b, G->vt, p, "");
+    LLVMValueRef old = LLVMBuildLoad2(g->b, nt, p, "");
     LLVMSetAlignment(old, G->align);
     dots = LLVMBuildFAdd(g->b, old, dots, "");
   }
   LLVMSetAlignment(LLVMBuildStore(g->b, dots, p), G->align);
-}
-
-/* The sum of v's vf lanes, by halves: the order a group's tree adds a row
- * in, so a row's dot product does not depend on whether it was in a group. */
-static LLVMValueRef lanes_sum(Cg *g, LLVMValueRef v, int vf) {
-  int idx[GEMV_BYTES];
-  for (int h = vf / 2; h >= 1; h /= 2) {
-    for (int l = 0; l < h; l++)
-      idx[l] = l;
-    LLVMValueRef lo = LLVMBuildShuffleVector(g->b, v, LLVMGetUndef(LLVMTypeOf(v)), lane_consts(g, idx, h), "");
-    for (int l = 0; l < h; l++)
-      idx[l] = h + l;
-    LLVMValueRef hi = LLVMBuildShuffleVector(g->b, v, LLVMGetUndef(LLVMTypeOf(v)), lane_consts(g, idx, h), "");
-    v = LLVMBuildFAdd(g->b, lo, hi, "");
-  }
-  return LLVMBuildExtractElement(g->b, v, i64c(g, 0), "");
-}
-
-/* The rows [from, m), one at a time: the row's vector (row_vectors, as in
- * a group) summed across its lanes. A scalar loop here left LLVM 8-lane
- * steps and a scalar remainder of up to 7 per row (bench W5's 10 rows of
- * 20). */
-static void gemv_rows(Body *B, const Gemv *G, LLVMValueRef from) {
-  Cg *g = B->g;
-  void *R;
-  LLVMValueRef r = cg_add64(g, from, cg_loop_begin(B, LLVMBuildSub(g->b, G->m, from, ""), &R));
-  LLVMValueRef at = cg_mul64(g, r, G->k), acc;
-  row_vectors(B, G, &at, 1, &acc);
-  LLVMValueRef dot = lanes_sum(g, acc, G->vf);
-  if (G->accumulate)
-    dot = LLVMBuildFAdd(g->b, cg_load(B, G->dt, G->out, r), dot, "");
-  cg_store(B, G->dt, G->out, r, dot);
-  cg_loop_end(B, R);
 }
 
 static void emit_small_gemv(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef b,
@@ -538,12 +516,23 @@ static void emit_small_gemv(Body *B, const Inst *v, LLVMValueRef a, LLVMValueRef
   LLVMValueRef groups = LLVMBuildUDiv(g->b, m, vf, "");
   LLVMValueRef whole = cg_mul64(g, groups, vf);
   LLVMValueRef r0 = cg_mul64(g, cg_loop_begin(B, groups, &R), vf);
-  gemv_group(B, &G, r0);
+  gemv_group(B, &G, r0, G.vf);
   cg_loop_end(B, R);
-  LLVMBasicBlockRef rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.rows");
-  LLVMBuildBr(g->b, rows);
-  LLVMPositionBuilderAtEnd(g->b, rows);
-  gemv_rows(B, &G, whole);
+  /* The rows left, fewer than a group: a group of each power of two in
+   * their count, largest first (10 rows of f32: 8, then 2). */
+  LLVMValueRef left = LLVMBuildSub(g->b, m, whole, "");
+  for (int n = G.vf / 2; n >= 1; n /= 2) {
+    LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.rows");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "gemv.rows.done");
+    LLVMValueRef has = LLVMBuildAnd(g->b, left, i64c(g, n), "");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, has, i64c(g, 0), ""), run, next);
+    LLVMPositionBuilderAtEnd(g->b, run);
+    /* the rows of the larger groups come first */
+    LLVMValueRef from = cg_add64(g, whole, LLVMBuildAnd(g->b, left, i64c(g, -2 * n), ""));
+    gemv_group(B, &G, from, n);
+    LLVMBuildBr(g->b, next);
+    LLVMPositionBuilderAtEnd(g->b, next);
+  }
 }
 
 void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
