@@ -32,7 +32,8 @@ What a program contains:
     matrices and their rows), take, take_along_axis; now and then an index
     out of range on purpose (the reference then expects SG_ERR_INDEX, with
     nothing written);
-  * statements: let, var (typed or not), whole and indexed assignment
+  * statements: let, var (typed or not; now and then a bool mask, feature
+    "bool_var", assigned only with =), whole and indexed assignment
     (= += -= *=, with positions, slices and tensor indices), `for` with
     literal, symbolic and data-dependent bounds, `while` with a counter
     that bounds it and a data-dependent condition, `if`/`else if`/`else`;
@@ -535,6 +536,9 @@ class Var:
 class Gen:
     def __init__(self, seed, smooth=False, max_depth=4, features=None):
         self.r = random.Random(seed)
+        # Draws of features added after seeds were recorded in tests: a
+        # program that does not take them keeps every draw of self.r.
+        self.late = random.Random("late-%s" % seed)
         self.smooth = smooth
         self.max_depth = max_depth
         self.off = set(features or ())  # features left out
@@ -749,6 +753,9 @@ class Gen:
         """var v = e; (v live or frozen for good: smooth mode keeps frozen
         vars frozen)."""
         dt = self.float_dtype() if not (self.on("i32") and self.chance(0.15)) else "i32"
+        if ty is None and self.on("bool_var") and self.late.random() < 0.08:  # a mask
+            dt = "bool"
+            self.use("bool_var")
         ty = ty or Ty(dt, self.some_dims(dt))
         frozen = not live if live is not None else (self.chance(0.3) or not ty.is_float)
         if ty.dtype == "i32" or ty.dtype == "bool":
@@ -787,7 +794,7 @@ class Gen:
         if not vs:
             return None
         v = self.r.choice(vs)
-        aop = self.r.choice(["=", "+=", "-=", "*="])
+        aop = self.r.choice(["=", "+=", "-=", "*="] if v.ty.dtype != "bool" else ["="])
         plan = self.index_plan(v.ty.dims, None, v.live,
                                distinct=aop in ("=", "*=") and self.chance(0.9))
         if plan is None:
