@@ -17,7 +17,9 @@
  *     b1, and b0 and b1 start with no phi (a piece may lie inside a loop
  *     body: the loop's edges then pass it by; see control_cuts);
  *   - no value it defines is used outside it (values defined earlier, in
- *     what stays in the caller, become parameters);
+ *     what stays in the caller, become parameters), also not before it:
+ *     a loop header's phi reads what the body computed over the back
+ *     edge (an unloop's count);
  *   - every alloca of the entry block it uses is used only inside it (the
  *     alloca then moves with it, so mem2reg still promotes it);
  *   - it does not start or end inside a loop of fewer than LOOP_WHOLE
