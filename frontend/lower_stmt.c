@@ -98,7 +98,8 @@ static Inst *coerce_to_var(Ctx *c, Val v, const Type *t, const char *name, Loc l
 }
 
 /* var x [: T] = e; fixes x's type: T if given (e is broadcast to it),
- * else e's; literals alone give f32, or i32 if all are integers. */
+ * else e's; literals alone give f32, or i32 if all are integers (and a
+ * comparison of them a bool). */
 static void lower_var(Ctx *c, Stmt *s) {
   Val v = lower_expr(c, s->value);
   Type t = ir_scalar(DT_F32);
@@ -117,7 +118,7 @@ static void lower_var(Ctx *c, Stmt *s) {
   } else if (ok) {
     DType dt = v.integral && !v.not_arith ? DT_I32 : DT_F32;
     ok = !v.weak || lw_weak_fits(c, v, dt, s->value->loc);
-    if (ok && v.weak)
+    if (ok && v.weak && v.v->type.dtype != DT_BOOL) /* 0.5 > 0.1 stays a bool */
       v = lw_concrete(c, v, dt);
     v.weak = v.integral = false;
     t = v.v->type;
