@@ -22,10 +22,12 @@ What a program contains:
     axis=, softmax, log_softmax and cumsum along an axis, concat and stack,
     const parameters, calls of helpers (sizes bound per call, several
     results bound by `let (a, b) = h(...)`), the transforms of helpers
-    (version 3: grad, jvp, jacobian, hessian and jvp(grad(h, wrt=p), wrt=q),
+    (version 3: grad, jvp, vjp, jacobian, hessian and jvp(grad(h, wrt=p), wrt=q),
     anywhere an expression goes, loops and branches included) mostly under
-    stop_gradient (also the PGD shape stop_gradient(sign(grad(...)))), i32
-    arithmetic (// and %, argmax/argmin), uniform/normal/split;
+    stop_gradient (also the PGD shape stop_gradient(sign(grad(...)))),
+    helpers with custom @vjp and @jvp rules (feature "custom_rules"; exact
+    by construction, Fn.rules_source), i32 arithmetic (// and %,
+    argmax/argmin), uniform/normal/split;
   * indexing: positions (literal, negative, symbolic, loop indices,
     data-dependent), slices (literal, symbolic, negative, run-time start
     `x[e:e+2]`), one gather per index (`x[idx]`, `x[idx, i]`, index
@@ -483,6 +485,7 @@ class Fn:
         self.body = []
         self.req = {}  # size name -> the least value the body needs (slices)
         self.has_loops = False  # itself or a function it calls (loops or branches)
+        self.rules = ()  # custom derivative rules: "vjp" and "jvp" (rules_source)
 
     @property
     def ret(self):
@@ -491,12 +494,45 @@ class Fn:
     def ret_text(self):
         return str(self.rets[0]) if len(self.rets) == 1 else "(%s)" % ", ".join(map(str, self.rets))
 
-    def source(self, clean=False):
-        ps = ", ".join("%s: %s%s" % (p.name, "const " if p.const else "", p.ty)
-                       for p in self.params)
-        head = "%sfn %s(%s) -> %s {" % ("export " if self.exported else "", self.name, ps,
-                                        self.ret_text())
-        return "\n".join([head] + [ln for s in self.body for ln in s.lines(clean, 1)] + ["}"])
+    def params_text(self):
+        return ", ".join("%s: %s%s" % (p.name, "const " if p.const else "", p.ty)
+                         for p in self.params)
+
+    def source(self, clean=False, name=None):
+        head = "%sfn %s(%s) -> %s {" % ("export " if self.exported else "", name or self.name,
+                                        self.params_text(), self.ret_text())
+        body = "\n".join([head] + [ln for s in self.body for ln in s.lines(clean, 1)] + ["}"])
+        return self.rules_source(clean) + body if self.rules and not name and self.can_rule() else body
+
+    def can_rule(self):
+        """Rules fit (the minimizer may have changed the signature since):
+        one float result without derived sizes, a non-const float
+        parameter."""
+        return (len(self.rets) == 1 and self.ret.is_float and
+                any(not p.const and p.ty.is_float for p in self.params) and
+                all(dim_parts(x)[1] == 0 or dim_parts(x)[0] is None for x in self.ret.dims))
+
+    def rules_source(self, clean):
+        """Custom derivative rules (spec section 6b), exact by
+        construction: a twin of this function without rules (its body
+        printed again, so an edit of the body edits both), and rules that
+        return the twin's vjp and jvp. The reference runs the body, as the
+        rules change no value."""
+        h, plain = self.name, self.name + "_plain"
+        args = ", ".join(p.name for p in self.params)
+        wrt = [p for p in self.params if not p.const and p.ty.is_float]
+        cots = ["vjp(%s, wrt=%s)(%s, dy)" % (plain, p.name, args) for p in wrt]
+        rets = [str(p.ty) for p in wrt]
+        vjp = "fn %s_vjp(%s, y: %s, dy: %s) -> %s {\n  return %s;\n}" % (
+            h, self.params_text(), self.ret, self.ret,
+            rets[0] if len(rets) == 1 else "(%s)" % ", ".join(rets),
+            cots[0] if len(cots) == 1 else "(%s)" % ", ".join(cots))
+        tans = ", ".join("t_%s: %s" % (p.name, p.ty) for p in wrt)
+        jvp = "fn %s_jvp(%s, %s) -> %s {\n  return %s;\n}" % (
+            h, self.params_text(), tans, self.ret,
+            " + ".join("jvp(%s, wrt=%s)(%s, t_%s)" % (plain, p.name, args, p.name) for p in wrt))
+        lines = ["@%s(%s_%s)" % (r, h, r) for r in self.rules]
+        return "%s\n\n%s\n\n%s\n\n%s\n" % (self.source(clean, plain), vjp, jvp, "\n".join(lines))
 
 
 class Program:
@@ -638,6 +674,14 @@ class Gen:
         for i in range(nexp):
             self.uncalled = i == nexp - 1  # functions call only earlier ones
             funcs.append(self.function("f%d" % i, True, funcs))
+        # custom rules on helpers, drawn from self.late (added after seeds
+        # were recorded in tests), on both directions: with one, a
+        # derivative in the other is an error (spec section 6b)
+        for h in funcs:
+            if (self.on("custom_rules") and not h.exported and h.can_rule() and
+                    self.late.random() < 0.3):
+                h.rules = ("vjp", "jvp")
+                self.used.add("custom_rules")
         return Program(funcs, self.smooth, self.used)
 
     def signature(self, name, exported):
@@ -1846,10 +1890,16 @@ class Gen:
                 self.use("call_loop_in_loop")
 
     def transform(self, ty, depth, frozen):
-        """A transform of a helper (TRANSFORMS: grad now; jvp, vjp,
-        jacobian, hessian in version 3) applied to arguments."""
+        """A transform of a helper (TRANSFORMS and VJP: grad; jvp, vjp,
+        jacobian, hessian and jvp of grad in version 3) applied to
+        arguments."""
         names = [t for t in TRANSFORMS if self.on(t)]
-        if not names or not ty.is_float:
+        if not ty.is_float:
+            return None
+        # vjp came after seeds were recorded in tests: drawn from self.late
+        if self.on("vjp") and self.late.random() < 0.2:
+            return VJP.make(self, ty, depth, frozen)
+        if not names:
             return None
         return TRANSFORMS[self.r.choice(names)].make(self, ty, depth, frozen)
 
@@ -1863,9 +1913,10 @@ class Transform:
     builds E("transform", args, ty, t=name, fn=h, wrt=p[, twrt=q]) from it;
     sg_interp.fd_transform computes the reference value."""
 
-    def __init__(self, name, scalar, result, tangent=False, max_rank=4):
+    def __init__(self, name, scalar, result, tangent=False, max_rank=4, cotangent=False):
         self.name, self.scalar, self.result = name, scalar, result
         self.tangent, self.max_rank = tangent, max_rank
+        self.cotangent = cotangent  # takes one shaped like h's result (vjp)
 
     def make(self, g, ty, depth, frozen):
         return make_transform(g, self, ty, depth, frozen)
@@ -1904,6 +1955,10 @@ def make_transform(g, T, ty, depth, frozen):  # noqa: C901
         live = live or t.live
         if T.name != "jvp":
             at["twrt"] = q.name
+    if T.cotangent:
+        s = g.expr(g.mapped(h.ret, m), depth, frozen or not second)
+        args.append(s)
+        live = live or s.live
     e = E("transform", args, g.mapped(T.result(h, p), m), live and second, **at)
     g.note_call(h)
     g.use(T.name)
@@ -1935,6 +1990,9 @@ TRANSFORMS = {t.name: t for t in [
     Transform("hessian", True, lambda h, p: Ty(p.ty.dtype, p.ty.dims + p.ty.dims)),
     Transform("jvp_grad", True, lambda h, p: p.ty, tangent=True),
 ]}
+# vjp(h, wrt=p)(args, s): the cotangent of p, s shaped like h's result
+# (Gen.transform draws it apart, from Gen.late).
+VJP = Transform("vjp", False, lambda h, p: p.ty, cotangent=True)
 
 # (maker, weight, feature that turns it off (None: always on), the dtypes
 # of the values it can make)

@@ -829,6 +829,9 @@ def fd_transform(it, e, args):
             return fd.hessian(k)
         if t == "jvp_grad":
             return fd.hvp(k, names.index(e.at["twrt"]), args[n])
+        if t == "vjp":  # s contracted with the Jacobian (R's axes, then p's)
+            s = np.asarray(args[n], np.float64)
+            return np.tensordot(s, fd.jacobian(k), axes=s.ndim)
         raise AssertionError("no reference for transform %s" % t)
     finally:
         it.f32 = saved
