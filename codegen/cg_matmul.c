@@ -378,6 +378,7 @@ static LLVMValueRef lane_consts(Cg *g, const int *idx, int n) {
  * which row each lane holds, and one shuffle at the end puts row i in
  * lane i. Every row is folded by halves, h = vf/2 first, whatever n is. */
 static LLVMValueRef gemv_lanes(Cg *g, LLVMValueRef *acc, int n, int vf) {
+  const int nrows = n;
   int rows[GEMV_BYTES][GEMV_BYTES];
   for (int v = 0; v < n; v++)
     for (int l = 0; l < vf; l++)
@@ -403,12 +404,10 @@ static LLVMValueRef gemv_lanes(Cg *g, LLVMValueRef *acc, int n, int vf) {
     }
     n = pairs;
   }
-  int perm[GEMV_BYTES], rows_n = 0;
-  for (int l = vf - 1; l >= 0; l--) { /* a row's first lane */
+  int perm[GEMV_BYTES];
+  for (int l = vf - 1; l >= 0; l--) /* a row's first lane */
     perm[rows[0][l]] = l;
-    rows_n = rows[0][l] + 1 > rows_n ? rows[0][l] + 1 : rows_n;
-  }
-  return LLVMBuildShuffleVector(g->b, acc[0], LLVMGetUndef(LLVMTypeOf(acc[0])), lane_consts(g, perm, rows_n), "");
+  return LLVMBuildShuffleVector(g->b, acc[0], LLVMGetUndef(LLVMTypeOf(acc[0])), lane_consts(g, perm, nrows), "");
 }
 
 static LLVMValueRef vec_ptr(Body *B, LLVMTypeRef et, LLVMValueRef buf, LLVMValueRef at) {
