@@ -41,6 +41,11 @@
  * is a literal (then members read only inside the group, or only within
  * their pass when row by row, get none).
  *
+ * A group needs a reduction along the rows or the columns. One with only
+ * column sums (a broadcast parameter's gradient) is kept when it reads and
+ * writes no [n, k] memory: then it saves the memory of every value the
+ * sums read; otherwise it would only trade one loop for another.
+ *
  * Groups form in every block (a function body, a loop's or branch's body)
  * among its own values; values of other blocks are read from memory.
  *
@@ -202,14 +207,16 @@ static bool admit(Body *B, Inst *v, int kind, int gid) {
 }
 
 /* Ends group gid (first member head, last real member last, scan stopped
- * before `stop`): kept if it has a row reduction and another member. */
+ * before `stop`): kept if it has a reduction along either axis and
+ * another member (one with only a column sum may still be dropped by
+ * rows_form, below). */
 static void close_group(Body *B, Inst *head, Inst *last, Inst *stop) {
   if (!head)
     return;
   int gid = head->id, nred = 0, nmem = 0;
   for (Inst *i = head; i != last->next; i = i->next) {
     Slot *s = cg_slot(B, i);
-    nred += s->rows == gid && s->rkind == RK_ROWRED;
+    nred += s->rows == gid && (s->rkind == RK_ROWRED || s->rkind == RK_COLRED);
     nmem += s->rows == gid && s->rkind != RK_VIEW;
   }
   bool keep = nred >= 1 && nmem >= 2;
@@ -334,6 +341,13 @@ static void rows_form(Body *B, Inst *first) {
     for (Inst *i = h; i != end && wide; i = i->next)
       wide = cg_slot(B, i)->rows != h->id || cg_slot(B, i)->rkind != RK_COLRED;
     bool drop = kd.sym < 0 && !narrow && !wide;
+    /* Without a row reduction the group only saves memory: kept when its
+     * values come from vectors alone (a broadcast parameter's gradient,
+     * a column sum of values nothing else keeps). */
+    bool rowred = false;
+    for (Inst *i = h; i != end; i = i->next)
+      rowred |= cg_slot(B, i)->rows == h->id && cg_slot(B, i)->rkind == RK_ROWRED;
+    drop |= !rowred && memory;
     for (Inst *i = h; i != end; i = i->next) {
       Slot *s = cg_slot(B, i);
       if (s->rows != h->id)

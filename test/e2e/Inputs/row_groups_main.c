@@ -6,7 +6,8 @@
  * members' own loops (cg_rows.c's fallback), from 128 on row by row (or
  * the own loops when the group has a column sum), n not a multiple of 64 a
  * partial last block. With k = 200, xent200 (k literal) too. xent_steps,
- * the same loss over 3 steps of a loop, against xent over the 3n rows. */
+ * the same loss over 3 steps of a loop, against xent over the 3n rows.
+ * bumps (a column sum, no row reduction) against its hand gradient. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -180,6 +181,27 @@ int main(int argc, char **argv) {
   CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
   CHECK_GRAD_VS(&d_mu5, hand, "M-step formula (k = 5)", 1e-10);
 
+  /* bumps: value and gradient, sum_i exp(-d^2 / 2) d with d = x_i - mu_j */
+  sg_tensor d_mub = SGT_TENSOR(SG_F64, K), d_mub2 = SGT_TENSOR(SG_F64, K);
+  want = 0;
+  for (int64_t j = 0; j < K; j++) {
+    hand[j] = 0;
+    for (int64_t i = 0; i < N; i++) {
+      double d = sgt_get(&x, i) - sgt_get(&mu, j), e = exp(-0.5 * d * d);
+      want += e;
+      hand[j] += e * d;
+    }
+  }
+  CHECK_EQ_INT(bumps(&mu, &x, &out), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  CHECK_EQ_INT(bumps_grad(&mu, &x, &out, &d_mub), SG_OK);
+  CHECK_CLOSE(sgt_get(&out, 0), want, 1e-12);
+  CHECK_GRAD_VS(&d_mub, hand, "sum of exp(-d^2 / 2) d", 1e-10);
+  sg_set_num_threads(2);
+  CHECK_EQ_INT(bumps_grad(&mu, &x, &out, &d_mub2), SG_OK);
+  CHECK_SAME_BITS(&d_mub, &d_mub2, "bumps d_mu");
+  sg_set_num_threads(1);
+
   /* rowmin: value by rows, its VJP against central differences */
   CHECK_EQ_INT(rowmin(&z, &outn), SG_OK);
   for (int64_t i = 0; i < N; i++) {
@@ -218,7 +240,7 @@ int main(int argc, char **argv) {
 
   free(fd);
   free(hand);
-  sg_tensor *all[] = {&z, &y, &mu, &mu5, &x, &out, &outn, &cot, &d_z, &d_z2, &d_mu, &d_mu2, &d_mu5, &d_zr};
+  sg_tensor *all[] = {&z, &y, &mu, &mu5, &x, &out, &outn, &cot, &d_z, &d_z2, &d_mu, &d_mu2, &d_mu5, &d_mub, &d_mub2, &d_zr};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     free(all[i]->data);
   return sgt_finish();
