@@ -41,10 +41,12 @@
  * is a literal (then members read only inside the group, or only within
  * their pass when row by row, get none).
  *
- * A group needs a reduction along the rows or the columns. One with only
- * column sums (a broadcast parameter's gradient) is kept when it reads and
- * writes no [n, k] memory: then it saves the memory of every value the
- * sums read; otherwise it would only trade one loop for another.
+ * A group needs a reduction. One without a row reduction -- column sums
+ * (a broadcast parameter's gradient), sums over both axes, perhaps a group
+ * of one -- is kept when it reads and writes no [n, k] memory: it saves
+ * the memory of every value the sums read, and its lanes run over rows
+ * where a loop over a row's few columns would not vectorize; otherwise it
+ * would only trade one loop for another.
  *
  * Groups form in every block (a function body, a loop's or branch's body)
  * among its own values; values of other blocks are read from memory.
@@ -207,19 +209,22 @@ static bool admit(Body *B, Inst *v, int kind, int gid) {
 }
 
 /* Ends group gid (first member head, last real member last, scan stopped
- * before `stop`): kept if it has a reduction along either axis and
- * another member (one with only a column sum may still be dropped by
- * rows_form, below). */
+ * before `stop`): kept if it has a row reduction and another member, or
+ * else a column sum or a sum over both axes (such a group may still be
+ * dropped by rows_form, below). */
 static void close_group(Body *B, Inst *head, Inst *last, Inst *stop) {
   if (!head)
     return;
-  int gid = head->id, nred = 0, nmem = 0;
+  int gid = head->id, nrowred = 0, nred = 0, nmem = 0;
   for (Inst *i = head; i != last->next; i = i->next) {
     Slot *s = cg_slot(B, i);
-    nred += s->rows == gid && (s->rkind == RK_ROWRED || s->rkind == RK_COLRED);
-    nmem += s->rows == gid && s->rkind != RK_VIEW;
+    if (s->rows != gid)
+      continue;
+    nrowred += s->rkind == RK_ROWRED;
+    nred += s->rkind == RK_COLRED || s->rkind == RK_FULLRED;
+    nmem += s->rkind != RK_VIEW;
   }
-  bool keep = nred >= 1 && nmem >= 2;
+  bool keep = nrowred ? nmem >= 2 : nred >= 1;
   for (Inst *i = head; i != stop; i = i->next) {
     Slot *s = cg_slot(B, i);
     if (s->rows != gid)
@@ -288,7 +293,7 @@ static void rows_form(Body *B, Inst *first) {
     }
     close_group(B, head, last, i);
     head = NULL;
-    if (kind != RK_ELEM && kind != RK_ROWRED)
+    if (kind != RK_ELEM && kind != RK_ROWRED && kind != RK_COLRED && kind != RK_FULLRED)
       continue;
     Dim k = sp->dim[1];
     if (k.sym < 0 && k.size > ROWS_KMAX && (k.size < ROWS_WIDE || k.size >= ONLINE_ROW_MIN))
