@@ -189,14 +189,20 @@ static void emit_small_product(Body *B, const Inst *v, int ta, int tb, int64_t m
     LLVMTypeRef vt = LLVMVectorType(et, (unsigned)n);
     LLVMValueRef vzero = LLVMConstNull(vt);
     unsigned align = (unsigned)cg_elem_size(dt);
-    /* the rows x_l of b, built once from its elements when it is read
-     * transposed (an adjoint's a @ x^T): n loads each, shared by c's m rows */
+    /* the rows x_l of b, built once when it is read transposed (an
+     * adjoint's a @ x^T), shared by c's m rows: shuffles of the whole
+     * matrix, loaded at once (n loads per row became a gather each,
+     * bench bmm8_grad 1.55x -> 1.22x the expert's C) */
     LLVMValueRef rows[SMALL_MAT];
-    for (int64_t l = 0; l < k && tb; l++) {
-      rows[l] = LLVMGetUndef(vt);
-      for (int64_t j = 0; j < n; j++)
-        rows[l] = LLVMBuildInsertElement(g->b, rows[l], cg_load(B, dt, pb, i64c(g, j * k + l)),
-                                         i64c(g, j), "");
+    if (tb && k > 0) {
+      LLVMValueRef whole = row_load(B, LLVMVectorType(et, (unsigned)(n * k)), pb, 0, align);
+      for (int64_t l = 0; l < k; l++) {
+        LLVMValueRef mask[SMALL_MAT];
+        for (int64_t j = 0; j < n; j++)
+          mask[j] = LLVMConstInt(g->i32, (unsigned long long)(j * k + l), 0);
+        rows[l] = LLVMBuildShuffleVector(g->b, whole, LLVMGetUndef(LLVMTypeOf(whole)),
+                                         LLVMConstVector(mask, (unsigned)n), "");
+      }
     }
     for (int64_t l = 0; l < k && !tb; l++)
       rows[l] = row_load(B, vt, pb, l * n, align);
