@@ -43,10 +43,12 @@
  *
  * A group needs a reduction. One without a row reduction -- column sums
  * (a broadcast parameter's gradient), sums over both axes, perhaps a group
- * of one -- is kept when it reads and writes no [n, k] memory: it saves
- * the memory of every value the sums read, and its lanes run over rows
- * where a loop over a row's few columns would not vectorize; otherwise it
- * would only trade one loop for another.
+ * of one -- is kept when its values come from vectors alone (it reads no
+ * memory of rank 2, directly or through a view, and writes none): it
+ * saves the memory of every value the sums read, and its lanes run over
+ * rows where a loop over a row's few columns would not vectorize;
+ * otherwise it would only trade one loop for another (a column sum of
+ * memory has its own loop by periods, cg_reduce.c).
  *
  * Groups form in every block (a function body, a loop's or branch's body)
  * among its own values; values of other blocks are read from memory.
@@ -170,6 +172,20 @@ static bool reads_wide(Body *B, const Inst *a, int gid, At at) {
     if (reads_wide(B, a->args[k], gid, operand_at(a, a->args[k], at)))
       return true;
   return false;
+}
+
+/* Does a member's operand a come from vectors and scalars alone (no
+ * memory of rank 2 or more is read on the way, through any index)? */
+static bool from_vectors(Body *B, const Inst *a, int gid) {
+  Slot *s = cg_slot(B, a);
+  if (s->rows == gid && s->rkind != RK_VIEW)
+    return true; /* a member: its own operands are checked as its */
+  if (a->op == OP_param || s->has_buf || s->view)
+    return a->type.rank <= 1;
+  for (int k = 0; k < a->nargs; k++)
+    if (!from_vectors(B, a->args[k], gid))
+      return false;
+  return true;
 }
 
 /* Is x computed before the group headed by `head` is emitted (its
@@ -349,10 +365,16 @@ static void rows_form(Body *B, Inst *first) {
     /* Without a row reduction the group only saves memory: kept when its
      * values come from vectors alone (a broadcast parameter's gradient,
      * a column sum of values nothing else keeps). */
-    bool rowred = false;
-    for (Inst *i = h; i != end; i = i->next)
-      rowred |= cg_slot(B, i)->rows == h->id && cg_slot(B, i)->rkind == RK_ROWRED;
-    drop |= !rowred && memory;
+    bool rowred = false, vectors = !memory;
+    for (Inst *i = h; i != end; i = i->next) {
+      Slot *s = cg_slot(B, i);
+      if (s->rows != h->id || s->rkind == RK_VIEW)
+        continue;
+      rowred |= s->rkind == RK_ROWRED;
+      for (int k = 0; k < i->nargs && vectors; k++)
+        vectors = from_vectors(B, i->args[k], h->id);
+    }
+    drop |= !rowred && !vectors;
     for (Inst *i = h; i != end; i = i->next) {
       Slot *s = cg_slot(B, i);
       if (s->rows != h->id)
