@@ -35,7 +35,8 @@
  *                  erf; cg_math_gamma.c: lgamma and the polygammas)
  *   cg_mathcall.c  the same as calls, for bodies with very many
  *   cg_minmax.c    max and min accumulators (integer keys)
- *   cg_reduce.c    a reduction with a loop of its own
+ *   cg_reduce.c    a reduction with a loop of its own (a sum over leading
+ *                  axes with short rows: by periods of 16 rows)
  *   cg_scan.c      cumsum, rcumsum, prod_others and concat along one axis
  *   cg_update.c    update and update_add (indexed assignment)
  *   cg_matmul.c    matrix products: calls to the runtime's GEMM, small

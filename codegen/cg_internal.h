@@ -325,6 +325,9 @@ bool cg_fills(const Inst *i);
 /* ---- cg_reduce.c ---- */
 /* A reduction's own loop into out. */
 void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out);
+/* Is v a sum over leading axes summed by periods of rows (when the kept
+ * elements fit one 64-byte vector; tested when run if that is symbolic)? */
+bool cg_reduce_by_periods(Body *B, const Inst *v);
 /* A reduction's starting value and one combining step (cg_rows.c and the
  * groups accumulate with them). */
 LLVMValueRef cg_reduce_init(Op op, LLVMTypeRef t);

@@ -3,8 +3,9 @@
  * block reduced into a register (rows split over the thread pool when
  * there are enough); over leading or middle axes, the result pre-filled
  * and the operand streamed in memory order, each element combined into
- * its kept position. Also the combining rules every reduction shares
- * (cg_reduce_init, cg_combine).
+ * its kept position -- or, for a sum over leading axes whose rows are
+ * short, by periods of rows into partial sums (emit_period_sum). Also the
+ * combining rules every reduction shares (cg_reduce_init, cg_combine).
  *
  * Requires: plan and the groups (the operand evaluated where used). */
 #include "cg_internal.h"
@@ -120,6 +121,104 @@ static void row_reduce_version(Body *B, void *ctx, LLVMValueRef rows, bool on) {
   cg_par_end(B, &par);
 }
 
+/* A sum over leading axes of an operand read by flat index, into a result
+ * of K elements: summed by periods. Streamed in memory order into the
+ * result (below), each element of a short row is a load, an add and a
+ * store of its own, the loop over the row too short to vectorize: a
+ * column sum of [1M, 8] f32 ran 2.3x the time of reading it, of
+ * [2.8M, 3] 5.7x. Instead the operand is read in blocks of PERIOD_ROWS
+ * rows, each added element by element into PERIOD_ROWS * K partial sums
+ * (a loop of whole vectors; the partial sums aligned to a vector, or each
+ * vector of them spans two cache lines: f64 k = 8, 4.5 against 3.1 ms),
+ * which are added up at the end, column by column in row order. A sum
+ * reassociates as every sum does; the order depends on the sizes alone.
+ * Column sums of 8M f32 elements: k = 3, 9.2 -> 1.0 ms; k = 8, 4.0 ->
+ * 1.2; k = 16, 1.9 -> 1.25; f64 k = 3, 9.5 -> 3.3. Rows longer than one
+ * 64-byte vector vectorize in the streamed form, which is then faster
+ * (f32 k = 24: 1.4 ms against 1.7 by periods; f64 k = 16, 2.9 against
+ * 3.5). */
+enum { PERIOD_ROWS = 16, PERIOD_BYTES = 64, PERIOD_KMAX = PERIOD_BYTES / 4 };
+
+static int64_t period_kmax(DType dt) { return PERIOD_BYTES / cg_elem_size(dt); }
+
+/* How many leading axes v sums, if it sums only leading ones (not all). */
+static int leading_axes(const Inst *v) {
+  int r = v->args[0]->type.rank, p = 0;
+  while (p < r && (v->axes & (1u << p)))
+    p++;
+  return p < r && v->axes == (1u << p) - 1 ? p : 0;
+}
+
+bool cg_reduce_by_periods(Body *B, const Inst *v) {
+  const Inst *src = v->args[0];
+  if (v->op != OP_sum || (v->type.dtype != DT_F32 && v->type.dtype != DT_F64) ||
+      !leading_axes(v) || !cg_flat_ok(B, src))
+    return false;
+  int64_t k = 1; /* the kept elements, if literal (capped) */
+  for (int a = 0; a < v->type.rank; a++) {
+    if (v->type.dim[a].sym >= 0)
+      return true; /* tested when run */
+    k = k > PERIOD_KMAX ? k : k * v->type.dim[a].size;
+  }
+  return k <= period_kmax(v->type.dtype);
+}
+
+static void emit_period_sum(Body *B, const Inst *v, LLVMValueRef out, LLVMValueRef rows,
+                            LLVMValueRef k) {
+  Cg *g = B->g;
+  const Inst *src = v->args[0];
+  DType dt = v->type.dtype;
+  LLVMTypeRef et = cg_elem_type(g, dt);
+  LLVMValueRef part = cg_entry_alloca(B, LLVMArrayType(et, PERIOD_ROWS * PERIOD_KMAX));
+  LLVMSetAlignment(part, PERIOD_BYTES); /* whole vectors, none across two lines */
+  LLVMValueRef period = cg_mul64(g, k, i64c(g, PERIOD_ROWS)), zero = cg_reduce_init(OP_sum, et);
+  CgLoop L;
+  LLVMValueRef t = cg_loop_range(B, i64c(g, 0), period, &L);
+  cg_store(B, dt, part, t, zero);
+  cg_loop_close(B, &L);
+  /* whole blocks: a period is a multiple of 16 elements, one vector loop
+   * without a remainder when not interleaved (CgLoop.whole) */
+  LLVMValueRef blocks = LLVMBuildSDiv(g->b, rows, i64c(g, PERIOD_ROWS), "blocks");
+  CgLoop LB;
+  LLVMValueRef base = cg_mul64(g, cg_loop_range(B, i64c(g, 0), blocks, &LB), period);
+  t = cg_loop_range(B, i64c(g, 0), period, &L);
+  L.whole = true;
+  Idx y = {-1, {0}, cg_add64(g, base, t)};
+  cg_store(B, dt, part, t, cg_combine(g, OP_sum, cg_load(B, dt, part, t), cg_eval(B, src, &y)));
+  cg_loop_close(B, &L);
+  cg_loop_close(B, &LB);
+  /* the rows after the last whole block */
+  LLVMValueRef done = cg_mul64(g, blocks, period);
+  LLVMValueRef rest = LLVMBuildNSWSub(g->b, cg_mul64(g, rows, k), done, "");
+  t = cg_loop_range(B, i64c(g, 0), rest, &L);
+  y = (Idx){-1, {0}, cg_add64(g, done, t)};
+  cg_store(B, dt, part, t, cg_combine(g, OP_sum, cg_load(B, dt, part, t), cg_eval(B, src, &y)));
+  cg_loop_close(B, &L);
+  /* each kept element: its partial sums in row order */
+  LLVMValueRef j = cg_loop_range(B, i64c(g, 0), k, &L);
+  LLVMValueRef sum = cg_load(B, dt, part, j);
+  for (int q = 1; q < PERIOD_ROWS; q++)
+    sum = cg_combine(g, OP_sum, sum, cg_load(B, dt, part, cg_add64(g, cg_mul64(g, k, i64c(g, q)), j)));
+  cg_store(B, dt, out, j, sum);
+  cg_loop_close(B, &L);
+}
+
+/* Streaming over the operand in memory order, accumulating into the
+ * (pre-filled) result; the innermost loop then runs along contiguous
+ * memory in both. */
+static void emit_streamed_sum(Body *B, const Inst *v, LLVMValueRef out) {
+  Cg *g = B->g;
+  const Inst *src = v->args[0];
+  Red red = {v, {0}, out};
+  Idx x = {src->type.rank, {0}, NULL};
+  CgLoop L;
+  LLVMValueRef i = cg_loop_range(B, i64c(g, 0), cg_numel_span(B, &v->type, 0, v->type.rank), &L);
+  L.short_trip = cg_span_short(B, &v->type, 0, v->type.rank);
+  cg_store(B, v->type.dtype, out, i, cg_reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
+  cg_loop_close(B, &L);
+  cg_loop_nest(B, &src->type, 0, src->type.rank, &x, red_scatter, &red);
+}
+
 void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
   const Inst *src = v->args[0];
   int r = src->type.rank, from = r;
@@ -138,14 +237,28 @@ void cg_emit_reduce(Body *B, const Inst *v, LLVMValueRef out) {
     }
     return;
   }
-  /* Reducing leading or middle axes: stream over the operand in memory
-   * order, accumulating into the (pre-filled) result; the innermost loop
-   * then runs along contiguous memory in both. */
+  /* Reducing leading or middle axes */
+  if (!cg_reduce_by_periods(B, v)) {
+    emit_streamed_sum(B, v, out);
+    return;
+  }
   Cg *g = B->g;
-  CgLoop L;
-  LLVMValueRef i = cg_loop_range(B, i64c(g, 0), cg_numel_span(B, &v->type, 0, v->type.rank), &L);
-  L.short_trip = cg_span_short(B, &v->type, 0, v->type.rank);
-  cg_store(B, v->type.dtype, out, i, cg_reduce_init(v->op, cg_elem_type(g, v->type.dtype)));
-  cg_loop_close(B, &L);
-  cg_loop_nest(B, &src->type, 0, r, &x, red_scatter, &red);
+  LLVMValueRef k = cg_numel_span(B, &v->type, 0, v->type.rank);
+  LLVMValueRef rows = cg_numel_span(B, &src->type, 0, leading_axes(v));
+  if (LLVMIsConstant(k)) {
+    emit_period_sum(B, v, out, rows, k);
+    return;
+  }
+  LLVMBasicBlockRef short_rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "short_rows");
+  LLVMBasicBlockRef long_rows = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "long_rows");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "summed");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLE, k, i64c(g, period_kmax(v->type.dtype)), ""),
+                  short_rows, long_rows);
+  LLVMPositionBuilderAtEnd(g->b, short_rows);
+  emit_period_sum(B, v, out, rows, k);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, long_rows);
+  emit_streamed_sum(B, v, out);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, join);
 }
