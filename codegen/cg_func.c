@@ -662,7 +662,9 @@ static void own_describe(Body *B, const CgKernel *k, FILE *out) {
     cg_plan_shape(B, &i->args[0]->type, out);
     fputs(pool_note(i, &i->args[0]->type, false), out);
     if (cg_reduce_by_periods(B, i))
-      fputs(ir_static_numel(&i->type) >= 0 ? ", by periods of 16 rows" : ", by periods of 16 rows if its rows fit a vector", out);
+      fputs(ir_static_numel(&i->type) >= 0 ? ", by periods of 16 rows"
+                                            : ", by periods of 16 rows if its rows fit a vector",
+            out);
   } else if (ir_ops[i->op].shape == SH_ARG) {
     fputs("arg", out);
     cg_plan_shape(B, &i->args[0]->type, out);

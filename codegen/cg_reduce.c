@@ -163,6 +163,20 @@ bool cg_reduce_by_periods(Body *B, const Inst *v) {
   return k <= period_kmax(v->type.dtype);
 }
 
+/* part[t] += src[from + t] for t < count (`whole`: count is a multiple
+ * of 16, the loop not interleaved). */
+static void add_into_part(Body *B, const Inst *src, LLVMValueRef part, LLVMValueRef from,
+                          LLVMValueRef count, bool whole) {
+  Cg *g = B->g;
+  DType dt = src->type.dtype;
+  CgLoop L;
+  LLVMValueRef t = cg_loop_range(B, i64c(g, 0), count, &L);
+  L.whole = whole;
+  Idx y = {-1, {0}, cg_add64(g, from, t)};
+  cg_store(B, dt, part, t, cg_combine(g, OP_sum, cg_load(B, dt, part, t), cg_eval(B, src, &y)));
+  cg_loop_close(B, &L);
+}
+
 static void emit_period_sum(Body *B, const Inst *v, LLVMValueRef out, LLVMValueRef rows,
                             LLVMValueRef k) {
   Cg *g = B->g;
@@ -181,24 +195,17 @@ static void emit_period_sum(Body *B, const Inst *v, LLVMValueRef out, LLVMValueR
   LLVMValueRef blocks = LLVMBuildSDiv(g->b, rows, i64c(g, PERIOD_ROWS), "blocks");
   CgLoop LB;
   LLVMValueRef base = cg_mul64(g, cg_loop_range(B, i64c(g, 0), blocks, &LB), period);
-  t = cg_loop_range(B, i64c(g, 0), period, &L);
-  L.whole = true;
-  Idx y = {-1, {0}, cg_add64(g, base, t)};
-  cg_store(B, dt, part, t, cg_combine(g, OP_sum, cg_load(B, dt, part, t), cg_eval(B, src, &y)));
-  cg_loop_close(B, &L);
+  add_into_part(B, src, part, base, period, true);
   cg_loop_close(B, &LB);
   /* the rows after the last whole block */
   LLVMValueRef done = cg_mul64(g, blocks, period);
-  LLVMValueRef rest = LLVMBuildNSWSub(g->b, cg_mul64(g, rows, k), done, "");
-  t = cg_loop_range(B, i64c(g, 0), rest, &L);
-  y = (Idx){-1, {0}, cg_add64(g, done, t)};
-  cg_store(B, dt, part, t, cg_combine(g, OP_sum, cg_load(B, dt, part, t), cg_eval(B, src, &y)));
-  cg_loop_close(B, &L);
+  add_into_part(B, src, part, done, LLVMBuildNSWSub(g->b, cg_mul64(g, rows, k), done, ""), false);
   /* each kept element: its partial sums in row order */
   LLVMValueRef j = cg_loop_range(B, i64c(g, 0), k, &L);
   LLVMValueRef sum = cg_load(B, dt, part, j);
   for (int q = 1; q < PERIOD_ROWS; q++)
-    sum = cg_combine(g, OP_sum, sum, cg_load(B, dt, part, cg_add64(g, cg_mul64(g, k, i64c(g, q)), j)));
+    sum = cg_combine(g, OP_sum, sum,
+                     cg_load(B, dt, part, cg_add64(g, cg_mul64(g, k, i64c(g, q)), j)));
   cg_store(B, dt, out, j, sum);
   cg_loop_close(B, &L);
 }
