@@ -7,7 +7,13 @@
  * zero; d_x = a^T g is 3 everywhere, d_a = g x^T has row 0 zero, then 4.
  * zr_wide_right, the same with x_00 = inf and a all ones: column 0 of y is
  * inf, so g has column 0 zero; d_a = g x^T is 3 everywhere (the term g_i0
- * x_00 is 0), d_x = a^T g has column 0 zero, then 4. */
+ * x_00 is 0), d_x = a^T g has column 0 zero, then 4.
+ *
+ * The batched cases (D x D matrices, D = 4 in f64 and 8 in f32, batch of
+ * 3, ones but for one inf in element 1, batch_case): elements 0 and 2 are
+ * finite, y = D, g = 1, d_a = d_x = D, loss D^3; element 1 is zr_wide
+ * (inf at a_00: d_x = D - 1, d_a row 0 zero, then D) or zr_wide_right
+ * (inf at x_00: d_a = D - 1, d_x column 0 zero, then D), loss D^2 (D - 1). */
 #include "zr.h"
 #include "sgtest.h"
 
@@ -27,6 +33,29 @@ static void check(const char *name, const sg_tensor *da, const sg_tensor *dx, do
     CHECK_CLOSE(sgt_get(dx, i), DX[i % 4], 0);
     CHECK_CLOSE(sgt_get(da, i), DA[i % 4], 0);
   }
+}
+
+/* One batched case: inf at element 1's a_00 (right: its x_00). */
+static void batch_case(const char *name, int (*grad)(const sg_tensor *, const sg_tensor *, sg_tensor *,
+                                                      sg_tensor *, sg_tensor *),
+                       int dtype, int64_t D, int right) {
+  int64_t s[3] = {3, D, D}, n = D * D;
+  sg_tensor a = sgt_tensor(dtype, 3, s), x = sgt_tensor(dtype, 3, s);
+  sg_tensor da = sgt_tensor(dtype, 3, s), dx = sgt_tensor(dtype, 3, s), out = sgt_scalar(dtype);
+  for (int64_t i = 0; i < 3 * n; i++) {
+    sgt_set(&a, i, i == n && !right ? INFINITY : 1);
+    sgt_set(&x, i, i == n && right ? INFINITY : 1);
+  }
+  CHECK_EQ_INT(grad(&a, &x, &out, &da, &dx), SG_OK);
+  printf("%s:\n", name);
+  CHECK_CLOSE(sgt_get(&out, 0), (double)(2 * D * D * D + D * D * (D - 1)), 0);
+  for (int64_t i = 0; i < 3 * n; i++) {
+    int64_t e = i / n, r = i % n / D, c = i % D;
+    double inf_side = D - 1, zero_side = (right ? c : r) == 0 ? 0 : D;
+    CHECK_CLOSE(sgt_get(&da, i), e != 1 ? D : right ? inf_side : zero_side, 0);
+    CHECK_CLOSE(sgt_get(&dx, i), e != 1 ? D : right ? zero_side : inf_side, 0);
+  }
+  free(a.data), free(x.data), free(da.data), free(dx.data), free(out.data);
 }
 
 int main(void) {
@@ -67,5 +96,8 @@ int main(void) {
   }
   free(aw.data), free(xw.data), free(daw.data), free(dxw.data);
   free(out.data);
+  batch_case("zr_batch_wide", zr_batch_wide_grad, SG_F64, 4, 0);
+  batch_case("zr_batch_wide_right", zr_batch_wide_right_grad, SG_F64, 4, 1);
+  batch_case("zr_batch8", zr_batch8_grad, SG_F32, 8, 0);
   return sgt_finish();
 }
