@@ -99,5 +99,19 @@ int main(void) {
   batch_case("zr_batch_wide", zr_batch_wide_grad, SG_F64, 4, 0);
   batch_case("zr_batch_wide_right", zr_batch_wide_right_grad, SG_F64, 4, 1);
   batch_case("zr_batch8", zr_batch8_grad, SG_F32, 8, 0);
+  batch_case("zr_batch_whole", zr_batch_whole_grad, SG_F32, 4, 1);
+  /* zr_whole: zr_wide in f32 */
+  sg_tensor a4 = sgt_tensor(SG_F32, 2, s4), x4 = sgt_tensor(SG_F32, 2, s4);
+  sg_tensor da4 = sgt_tensor(SG_F32, 2, s4), dx4 = sgt_tensor(SG_F32, 2, s4), out4 = sgt_scalar(SG_F32);
+  for (int64_t i = 0; i < 16; i++)
+    sgt_set(&a4, i, i == 0 ? INFINITY : 1), sgt_set(&x4, i, 1);
+  CHECK_EQ_INT(zr_whole_grad(&a4, &x4, &out4, &da4, &dx4), SG_OK);
+  printf("zr_whole:\n");
+  CHECK_CLOSE(sgt_get(&out4, 0), 48, 0);
+  for (int64_t i = 0; i < 16; i++) {
+    CHECK_CLOSE(sgt_get(&dx4, i), 3, 0);
+    CHECK_CLOSE(sgt_get(&da4, i), i < 4 ? 0 : 4, 0);
+  }
+  free(a4.data), free(x4.data), free(da4.data), free(dx4.data), free(out4.data);
   return sgt_finish();
 }
