@@ -16,6 +16,7 @@ What a program contains:
     without axis=, matmul, transpose, reshape, broadcast, select over
     comparisons, && || !, zeros_like/ones_like, zeros/ones/full/arange,
     f32/f64/i32 casts (from bool too), sizes as i32 values, stop_gradient,
+    literal sizes 1, 2, 3 (and 4, 8: feature "wide_lits"),
     version 3's operations (feature "v3ops"; each also by its own name):
     tan asin acos atan sinh cosh log2 log10 erf lgamma atan2 clip in their
     domains ("v3fn", V3_GUARDED), prod and logsumexp with and without
@@ -110,6 +111,10 @@ import sys
 
 SYMS = ["n", "m", "k", "d"]
 LITS = [1, 2, 3]
+# With feature "wide_lits", sizes 4 and 8 too: products of literal
+# matrices with rows of 4 or more columns take codegen's vector forms
+# (rows as vectors, a whole 4 x 4 f32 matrix in one vector).
+WIDE_LITS = [4, 8]
 MARK = "@@%d@@"
 CMP = ["<", "<=", ">", ">=", "==", "!="]
 
@@ -687,7 +692,8 @@ class Gen:
     def signature(self, name, exported):
         dtype = "f64" if self.smooth or self.chance(0.5) else "f32"
         syms = self.r.sample(SYMS, self.r.randint(1, 3))
-        dims = syms + LITS
+        lits = LITS + (WIDE_LITS if self.on("wide_lits") else [])
+        dims = syms + lits
         params = []
         for i in range(self.r.randint(1, 4)):
             pdt = dtype if self.smooth or self.chance(0.85) else ("f32" if dtype == "f64" else "f64")
@@ -699,7 +705,7 @@ class Gen:
         if all(p.const or p.ty.dtype == "i32" for p in params):
             params[0].const = False
         bound = {x for p in params for x in p.ty.dims if isinstance(x, str)}
-        avail = sorted(bound) + LITS
+        avail = sorted(bound) + lits
         nres = 1
         if self.on("results") and self.chance(0.3 if not exported else 0.15):
             nres = self.r.randint(2, 3)
