@@ -233,8 +233,15 @@ void cg_inplace_plan(Body *B, int n) {
     for (int k = 0; k < u->nargs; k++) {
       Inst *v = u->args[k];
       if (v->op != OP_param && cand[v->id] && upd[cand[v->id]->id] && cand[v->id] != u) {
-        cg_slot(B, u)->has_buf = true;
-        cg_slot(B, u)->view = false; /* a row slice copied, not a pointer into v */
+        Slot *us = cg_slot(B, u);
+        us->has_buf = true;
+        us->view = false; /* a row slice copied, not a pointer into v */
+        /* A product an update was to add up in place, where the update
+         * stands, reads v before v's update: it is computed here into its
+         * own memory, and the update adds it element by element (an
+         * unloop's `d_b += dc @ x^T` beside `dc += ...` in place). */
+        if (us->acc_into && cg_slot(B, us->acc_into)->inplace_of)
+          us->acc_into = NULL;
       }
     }
   free(cand);
@@ -262,6 +269,13 @@ static void box_loop(Body *B, const Inst *i, LLVMValueRef buf, const Box *bx, in
   cg_loop_end(B, L);
 }
 
+/* Does in-place update i have the GEMM add its product (acc_into), or
+ * was the product left to be computed first (it reads a value updated in
+ * place before i)? */
+static bool adds_product(Body *B, const Inst *i) {
+  return accumulated(i) >= 0 && cg_slot(B, i->args[accumulated(i)])->acc_into == i;
+}
+
 bool cg_inplace_emit(Body *B, Inst *i) {
   Slot *s = cg_slot(B, i);
   if (!s->inplace_of)
@@ -277,7 +291,7 @@ bool cg_inplace_emit(Body *B, Inst *i) {
     cg_scatter_into(B, i->args[scattered(i)], s->buf, i->op == OP_sub);
     return true;
   }
-  if (accumulated(i) >= 0) {
+  if (adds_product(B, i)) {
     cg_emit_matmul(B, i->args[accumulated(i)], s->buf, true);
     return true;
   }
@@ -315,7 +329,7 @@ static void inplace_emit(Body *B, CgKernel *k) { cg_inplace_emit(B, k->head); }
 static void inplace_describe(Body *B, const CgKernel *k, FILE *out) {
   const Inst *i = k->head;
   fprintf(out, "update of %%%d in place", cg_slot(B, i)->inplace_of->id);
-  if (accumulated(i) >= 0) {
+  if (adds_product(B, i)) {
     const Inst *p = i->args[accumulated(i)];
     fprintf(out, ", %s %%%d adding into it", p->op == OP_matmulz ? "gemmz" : "gemm", p->id);
   }
