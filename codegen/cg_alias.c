@@ -11,7 +11,15 @@
  * and loads through any other buffer are marked as not aliasing it.
  *
  * The claim covers only the accesses of that one loop: each loop gets a
- * fresh domain, so nothing is said about accesses of other statements. */
+ * fresh domain, so nothing is said about accesses of other statements.
+ * And only one run of it: where the statement is itself in a loop body,
+ * its buffers may be others at the next step (loop state swapped between
+ * two buffers, read through `cur` and written through `nxt`), but LLVM
+ * holds scopes for every dynamic instance, so a load at step t + 1 was
+ * taken not to alias the store of step t (-O2 read stale state: seed
+ * 92130). In a loop body the scopes are therefore declared where the
+ * statement starts (llvm.experimental.noalias.scope.decl), which makes
+ * them hold within one run only. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,12 +33,18 @@ typedef struct Access {
 struct CgAlias {
   Access *a;
   int n, cap;
+  LLVMBasicBlockRef block; /* where the statement starts: after `after` */
+  LLVMValueRef after;      /* in block, or NULL: at its start */
+  bool in_loop;            /* the statement may run again in this call */
   CgAlias *saved;
 };
 
 void cg_alias_begin(Body *B) {
   CgAlias *al = xmalloc(sizeof *al);
   memset(al, 0, sizeof *al);
+  al->block = LLVMGetInsertBlock(B->g->b);
+  al->after = LLVMGetLastInstruction(al->block);
+  al->in_loop = B->loop_depth > 0;
   al->saved = B->alias;
   B->alias = al;
 }
@@ -48,6 +62,25 @@ void cg_alias_note(Body *B, LLVMValueRef inst, LLVMValueRef key, bool store) {
 
 static LLVMValueRef md(Cg *g, LLVMMetadataRef *ops, int n) {
   return LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, ops, (size_t)n));
+}
+
+/* A declaration of each scope where the statement starts. */
+static void declare_scopes(Cg *g, CgAlias *al, LLVMMetadataRef *scope, int n) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+  LLVMValueRef next = al->after ? LLVMGetNextInstruction(al->after) : LLVMGetFirstInstruction(al->block);
+  if (next)
+    LLVMPositionBuilderBefore(b, next);
+  else
+    LLVMPositionBuilderAtEnd(b, al->block);
+  static const char name[] = "llvm.experimental.noalias.scope.decl";
+  unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, NULL, 0);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, NULL, 0);
+  for (int j = 0; j < n; j++) {
+    LLVMValueRef arg = md(g, &scope[j], 1);
+    LLVMBuildCall2(b, fty, fn, &arg, 1, "");
+  }
+  LLVMDisposeBuilder(b);
 }
 
 void cg_alias_end(Body *B) {
@@ -78,6 +111,8 @@ void cg_alias_end(Body *B) {
       LLVMMetadataRef sc[2] = {LLVMMDStringInContext2(g->ctx, name, strlen(name)), domain};
       scope[j] = LLVMMDNodeInContext2(g->ctx, sc, 2);
     }
+    if (al->in_loop)
+      declare_scopes(g, al, scope, nk);
     unsigned kscope = LLVMGetMDKindIDInContext(g->ctx, "alias.scope", 11);
     unsigned knoalias = LLVMGetMDKindIDInContext(g->ctx, "noalias", 7);
     LLVMMetadataRef *others = xmalloc(sizeof(LLVMMetadataRef) * (size_t)(nk + 1));
