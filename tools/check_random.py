@@ -226,6 +226,8 @@ class Call:
                     runs.append(("ok", it.run(self.fn, self.args)))
                 except sg_interp.IndexErr as err:
                     runs.append(("error", err))
+                except sg_interp.TooLong:
+                    raise ReferenceTimeout() from None
                 except Exception as err:  # noqa: BLE001 -- a bug of the generator or the interpreter
                     self.broken = "%s: %s" % (type(err).__name__, err)
                     return
@@ -1171,7 +1173,7 @@ def main():
           "finite differences), %d findings, %d known, %d refusals allowed" % (
               a.count, numeric, numeric // 2, counts["new"], counts["known"], counts["allowed"]))
     sys.stderr.write("check_random: %.0f s (reference %.0f s); %d calls, %d expected to fail "
-                     "with SG_ERR_INDEX, %d fragile, %d with no reference (slower than %d s), %d "
+                     "with SG_ERR_INDEX, %d fragile, %d with no reference (slower than %d s or a million loop steps), %d "
                      "gradients too big for --ad-memory, %d Jacobian elements NaN one way only (a "
                      "non-finite partial)\n" % (
                          time.time() - start, ref_time, calls, errors, fragile,

@@ -43,6 +43,11 @@ TOL = {np.float32: 1e-4, np.float64: 1e-9}  # "within rounding" for fragile deci
 APPROX_TOL = 1e-6  # the same once a transform's value (by differences) is about
 
 
+class TooLong(AssertionError):
+    """A run past a million loop iterations (a hessian of a helper in a
+    loop, over sizes of 8, gets there): no reference, as a slow one."""
+
+
 class IndexErr(Exception):
     """The compiled function returns SG_ERR_INDEX here. `dead`: raised in
     code whose value nothing uses (which a compiler that drops dead code
@@ -206,7 +211,7 @@ class Interp:
     def tick(self):
         self.steps += 1
         if self.steps > 10**6:
-            raise AssertionError("more than a million loop iterations")
+            raise TooLong("more than a million loop iterations")
 
     def assign(self, s, env):
         old = env.get(s.target)
