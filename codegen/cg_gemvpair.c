@@ -336,8 +336,7 @@ void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
   for (int k = 0; k < 2 && scratch[k]; k++) {
     Slot *s = cg_slot(B, scratch[k]);
     if (s->pair_block) {
-      s->pairbuf = cg_entry_alloca(
-          B, LLVMArrayType2(cg_mem_type(g, scratch[k]->type.dtype), PAIR_MAX_ROWS));
+      s->pairbuf = cg_block_alloca(B, cg_mem_type(g, scratch[k]->type.dtype), PAIR_MAX_ROWS);
       LLVMSetValueName2(s->pairbuf, k ? "g.block" : "z.block", 7);
     }
   }

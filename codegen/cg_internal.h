@@ -254,6 +254,7 @@ void cg_copy_value(Body *B, const Inst *v, LLVMValueRef dst);  /* dst[i] = v[i] 
 void cg_fill_nest(Body *B, const Inst *v, LLVMValueRef dst);   /* the same, by its loop nest */
 void cg_emit_block(Body *B, Inst *first);                      /* a block's values */
 LLVMValueRef cg_entry_alloca(Body *B, LLVMTypeRef t);
+LLVMValueRef cg_block_alloca(Body *B, LLVMTypeRef elem, int64_t n); /* n elements, vector-aligned */
 LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in memory */
 /* Leave the function early with error `code` (the message already set):
  * frees the loop tapes, hands the temporaries back, returns code. Emitted

@@ -405,16 +405,6 @@ LLVMValueRef cg_rows_load(Body *B, const Inst *v, Idx *x) {
   return cg_load(B, v->type.dtype, cg_slot(B, v)->rowbuf, at);
 }
 
-/* Aligned to a whole AVX-512 vector: the block's rows are read and
- * written a vector at a time (j * ROWS_BLOCK + i, i by whole vectors), and
- * with the allocas' default 8-byte alignment every such access split across
- * two cache lines (bench W6: the row max's loop 28% -> 17% of the time). */
-static LLVMValueRef array_alloca(Body *B, LLVMTypeRef t, int64_t n) {
-  LLVMValueRef a = cg_entry_alloca(B, LLVMArrayType2(t, (uint64_t)n));
-  LLVMSetAlignment(a, 64);
-  return a;
-}
-
 
 /* The loop over one pass's columns and the block's rows. */
 static void emit_pass(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueRef cnt, LLVMValueRef k) {
@@ -566,15 +556,15 @@ static void start_run(Body *B, Rows *R, LLVMValueRef cols_at) {
     LLVMTypeRef t = cg_elem_type(g, v->type.dtype);
     R->acc[m] = NULL;
     if (s->rkind == RK_ELEM && s->rowbuf_ok)
-      s->rowbuf = array_alloca(B, cg_mem_type(g, v->type.dtype), (int64_t)ROWS_BLOCK * ROWS_KMAX);
+      s->rowbuf = cg_block_alloca(B, cg_mem_type(g, v->type.dtype), (int64_t)ROWS_BLOCK * ROWS_KMAX);
     else if (s->rkind == RK_ROWRED)
-      R->acc[m] = array_alloca(B, t, ROWS_BLOCK);
+      R->acc[m] = cg_block_alloca(B, t, ROWS_BLOCK);
     else if (s->rkind == RK_FULLRED || s->rkind == RK_ROWFULL) {
       R->acc[m] = cg_entry_alloca(B, t);
       LLVMBuildStore(g->b, cg_reduce_init(v->op, t), R->acc[m]);
     } else if (s->rkind == RK_COLRED) {
       R->acc[m] = cg_entry_alloca(B, t);
-      R->col[m] = cols_at ? array_alloca(B, cg_mem_type(g, v->type.dtype), ROWS_KMAX) : s->buf;
+      R->col[m] = cols_at ? cg_block_alloca(B, cg_mem_type(g, v->type.dtype), ROWS_KMAX) : s->buf;
       void *L;
       LLVMValueRef j = cg_loop_begin(B, k, &L);
       cg_store(B, v->type.dtype, R->col[m], j, cg_reduce_init(v->op, t));
