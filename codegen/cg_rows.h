@@ -36,8 +36,11 @@ typedef struct Rows {
   Inst **mem; /* the members, in order (views left out) */
   LLVMValueRef *acc;
   LLVMValueRef *col; /* COLRED: where the column sums accumulate */
+  LLVMValueRef *base;      /* a member's block scratch (NULL: none) */
+  LLVMValueRef (*half)[2]; /* with lag: its current and previous block's halves */
   const Type *space;
   int nmem, npass;
+  bool lag; /* the last pass runs a block behind (cg_rows.c emit_blocks) */
 } Rows;
 
 /* After a run on the pool: each sum's (and column sum's) partials, one per
