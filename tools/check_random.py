@@ -1173,9 +1173,9 @@ def main():
           "finite differences), %d findings, %d known, %d refusals allowed" % (
               a.count, numeric, numeric // 2, counts["new"], counts["known"], counts["allowed"]))
     sys.stderr.write("check_random: %.0f s (reference %.0f s); %d calls, %d expected to fail "
-                     "with SG_ERR_INDEX, %d fragile, %d with no reference (slower than %d s or a million loop steps), %d "
-                     "gradients too big for --ad-memory, %d Jacobian elements NaN one way only (a "
-                     "non-finite partial)\n" % (
+                     "with SG_ERR_INDEX, %d fragile, %d with no reference (slower than %d s "
+                     "or a million loop steps), %d gradients too big for --ad-memory, %d "
+                     "Jacobian elements NaN one way only (a non-finite partial)\n" % (
                          time.time() - start, ref_time, calls, errors, fragile,
                          STATS["slow_reference"], REFERENCE_SECONDS, STATS["adm_alloc"],
                          STATS["cancelled"]))

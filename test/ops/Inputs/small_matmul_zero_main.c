@@ -35,6 +35,30 @@ static void check(const char *name, const sg_tensor *da, const sg_tensor *dx, do
   }
 }
 
+/* One 4 x 4 case: inf at a_00 (right: at x_00), the rest ones. Left:
+ * d_x = 3 everywhere, d_a row 0 zero, then 4; right: d_a = 3 everywhere,
+ * d_x column 0 zero, then 4; the loss 48 either way. */
+static void wide_case(const char *name, int (*grad)(const sg_tensor *, const sg_tensor *, sg_tensor *,
+                                                     sg_tensor *, sg_tensor *),
+                      int dtype, int right) {
+  int64_t s[2] = {4, 4};
+  sg_tensor a = sgt_tensor(dtype, 2, s), x = sgt_tensor(dtype, 2, s);
+  sg_tensor da = sgt_tensor(dtype, 2, s), dx = sgt_tensor(dtype, 2, s), out = sgt_scalar(dtype);
+  for (int64_t i = 0; i < 16; i++) {
+    sgt_set(&a, i, i == 0 && !right ? INFINITY : 1);
+    sgt_set(&x, i, i == 0 && right ? INFINITY : 1);
+  }
+  CHECK_EQ_INT(grad(&a, &x, &out, &da, &dx), SG_OK);
+  printf("%s:\n", name);
+  CHECK_CLOSE(sgt_get(&out, 0), 48, 0);
+  for (int64_t i = 0; i < 16; i++) {
+    double zero_side = (right ? i % 4 : i / 4) == 0 ? 0 : 4;
+    CHECK_CLOSE(sgt_get(&da, i), right ? 3 : zero_side, 0);
+    CHECK_CLOSE(sgt_get(&dx, i), right ? zero_side : 3, 0);
+  }
+  free(a.data), free(x.data), free(da.data), free(dx.data), free(out.data);
+}
+
 /* One batched case: inf at element 1's a_00 (right: its x_00). */
 static void batch_case(const char *name, int (*grad)(const sg_tensor *, const sg_tensor *, sg_tensor *,
                                                       sg_tensor *, sg_tensor *),
@@ -73,45 +97,12 @@ int main(void) {
   check("zr_batch", &dab, &dxb, sgt_get(&out, 0), 8);
   free(a.data), free(x.data), free(da.data), free(dx.data);
   free(ab.data), free(xb.data), free(dab.data), free(dxb.data);
-  int64_t s4[2] = {4, 4};
-  sg_tensor aw = sgt_tensor(SG_F64, 2, s4), xw = sgt_tensor(SG_F64, 2, s4);
-  sg_tensor daw = sgt_tensor(SG_F64, 2, s4), dxw = sgt_tensor(SG_F64, 2, s4);
-  for (int64_t i = 0; i < 16; i++)
-    sgt_set(&aw, i, i == 0 ? INFINITY : 1), sgt_set(&xw, i, 1);
-  CHECK_EQ_INT(zr_wide_grad(&aw, &xw, &out, &daw, &dxw), SG_OK);
-  printf("zr_wide:\n");
-  CHECK_CLOSE(sgt_get(&out, 0), 48, 0);
-  for (int64_t i = 0; i < 16; i++) {
-    CHECK_CLOSE(sgt_get(&dxw, i), 3, 0);
-    CHECK_CLOSE(sgt_get(&daw, i), i < 4 ? 0 : 4, 0);
-  }
-  for (int64_t i = 0; i < 16; i++)
-    sgt_set(&aw, i, 1), sgt_set(&xw, i, i == 0 ? INFINITY : 1);
-  CHECK_EQ_INT(zr_wide_right_grad(&aw, &xw, &out, &daw, &dxw), SG_OK);
-  printf("zr_wide_right:\n");
-  CHECK_CLOSE(sgt_get(&out, 0), 48, 0);
-  for (int64_t i = 0; i < 16; i++) {
-    CHECK_CLOSE(sgt_get(&daw, i), 3, 0);
-    CHECK_CLOSE(sgt_get(&dxw, i), i % 4 == 0 ? 0 : 4, 0);
-  }
-  free(aw.data), free(xw.data), free(daw.data), free(dxw.data);
-  free(out.data);
+  wide_case("zr_wide", zr_wide_grad, SG_F64, 0);
+  wide_case("zr_wide_right", zr_wide_right_grad, SG_F64, 1);
   batch_case("zr_batch_wide", zr_batch_wide_grad, SG_F64, 4, 0);
   batch_case("zr_batch_wide_right", zr_batch_wide_right_grad, SG_F64, 4, 1);
   batch_case("zr_batch8", zr_batch8_grad, SG_F32, 8, 0);
   batch_case("zr_batch_whole", zr_batch_whole_grad, SG_F32, 4, 1);
-  /* zr_whole: zr_wide in f32 */
-  sg_tensor a4 = sgt_tensor(SG_F32, 2, s4), x4 = sgt_tensor(SG_F32, 2, s4);
-  sg_tensor da4 = sgt_tensor(SG_F32, 2, s4), dx4 = sgt_tensor(SG_F32, 2, s4), out4 = sgt_scalar(SG_F32);
-  for (int64_t i = 0; i < 16; i++)
-    sgt_set(&a4, i, i == 0 ? INFINITY : 1), sgt_set(&x4, i, 1);
-  CHECK_EQ_INT(zr_whole_grad(&a4, &x4, &out4, &da4, &dx4), SG_OK);
-  printf("zr_whole:\n");
-  CHECK_CLOSE(sgt_get(&out4, 0), 48, 0);
-  for (int64_t i = 0; i < 16; i++) {
-    CHECK_CLOSE(sgt_get(&dx4, i), 3, 0);
-    CHECK_CLOSE(sgt_get(&da4, i), i < 4 ? 0 : 4, 0);
-  }
-  free(a4.data), free(x4.data), free(da4.data), free(dx4.data), free(out4.data);
+  wide_case("zr_whole", zr_whole_grad, SG_F32, 0); /* zr_wide in f32 */
   return sgt_finish();
 }
