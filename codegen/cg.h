@@ -22,7 +22,8 @@
  * The strategies of the plan, in the table's order:
  *   cg_region.c    loops and branches, their state buffers and tapes
  *   cg_inplace.c   indexed updates in place
- *   cg_rows.c      row groups (cg_rows_wide.c: row by row; cg_rows.h)
+ *   cg_rows.c      row groups, formed and planned (cg_rows_blocks.c: run in
+ *                  blocks of rows; cg_rows_wide.c: row by row; cg_rows.h)
  *   cg_online.c    online groups: a max and the sums it shifts, one pass
  *   cg_batch.c     batch groups: small products over a batch, one element at a time
  *   cg_groups.c    loop groups over one flat space
@@ -53,7 +54,7 @@
  *   cg_internal.h  what the files above share, a banner per file
  *   cg_math.h      the emitters of cg_math*.c (cg_math_internal.h: their
  *                  shared helpers)
- *   cg_rows.h      what cg_rows.c shares with cg_rows_wide.c */
+ *   cg_rows.h      what cg_rows.c shares with cg_rows_blocks.c and cg_rows_wide.c */
 #ifndef SGC_CG_H
 #define SGC_CG_H
 

@@ -3,8 +3,8 @@
  * under a banner naming it. cg.h declares the entry points of cg.c and
  * cg_header.c; cg_math.h the emitters of cg_math.c, cg_math_trig.c and
  * cg_math_gamma.c (cg_math_internal.h what those three share); cg_rows.h
- * what cg_rows.c shares with cg_rows_wide.c. cg.h's comment is the map of
- * the folder. */
+ * what cg_rows.c shares with cg_rows_blocks.c and cg_rows_wide.c. cg.h's
+ * comment is the map of the folder. */
 #ifndef SGC_CG_INTERNAL_H
 #define SGC_CG_INTERNAL_H
 
@@ -361,7 +361,7 @@ void cg_acc_init(Body *B, CgAcc *a, Op op, LLVMTypeRef t);
 void cg_acc_add(Cg *g, CgAcc *a, LLVMValueRef x);
 LLVMValueRef cg_acc_value(Cg *g, CgAcc *a);
 
-/* ---- cg_rows.c ---- */
+/* ---- cg_rows.c, cg_rows_blocks.c ---- */
 /* Row groups (cg_rows_strategy): the values of a softmax-like chain over
  * [n, k] (row reductions and their broadcast users) computed in one loop
  * over blocks of rows, lanes over rows. */

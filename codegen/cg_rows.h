@@ -1,6 +1,6 @@
-/* cg_rows.h: what cg_rows.c (row groups: forming them, and running them
- * in blocks of rows) shares with cg_rows_wide.c (running them row by row).
- * Private to those two files. */
+/* cg_rows.h: what cg_rows.c (row groups: forming and planning them)
+ * shares with cg_rows_blocks.c (running them in blocks of rows) and
+ * cg_rows_wide.c (running them row by row). Private to those three files. */
 #ifndef CG_ROWS_H
 #define CG_ROWS_H
 
@@ -22,6 +22,11 @@ enum { ROWS_BLOCK = 64, ROWS_KMAX = 32, ROWS_KMAX_MEM = 12, ROWS_MAX_MEMBERS = 3
  * go to whichever thread takes them, away from its operands' cache). */
 enum { ROWS_WIDE = 128 };
 
+/* On the pool (bench W6: 1M rows): chunks of whole blocks, at least
+ * ROWS_PAR_LEAST rows, at most ROWS_PAR_CHUNKS of them, so that a column
+ * sum's partials (ROWS_KMAX per chunk) stay small on the stack. */
+enum { ROWS_PAR_LEAST = 2048, ROWS_PAR_CHUNKS = 64 };
+
 /* Member kinds: over [n, k], computed in a pass's loop over columns and
  * rows -- ELEM (elementwise), ROWRED (along axis 1, into [n]), FULLRED
  * (over both axes), COLRED (along axis 0, into [k]); over [n], computed
@@ -40,12 +45,13 @@ typedef struct Rows {
   LLVMValueRef (*half)[2]; /* with lag: its current and previous block's halves */
   const Type *space;
   int nmem, npass;
-  bool lag; /* the last pass runs a block behind (cg_rows.c emit_blocks) */
+  bool lag; /* the last pass runs a block behind (cg_rows_blocks.c emit_blocks) */
 } Rows;
 
 /* After a run on the pool: each sum's (and column sum's) partials, one per
  * chunk, added in chunk order into its memory. */
 void rows_add_partials(Body *B, Rows *R, LLVMValueRef *part, LLVMValueRef nchunks);
+void rows_emit_blocks(Body *B, Rows *R, bool pooled); /* cg_rows_blocks.c */
 
 /* Can the group run row by row (no column sum)? Then emit it so. */
 bool rows_wide_ok(Body *B, const Rows *R);
