@@ -198,6 +198,14 @@ static void emit_whole_pass(Body *B, Rows *R, int p, LLVMValueRef i0, LLVMValueR
   emit_rows_loop(B, R, p, i0, cnt);
 }
 
+/* The rows of the block at i0: min(ROWS_BLOCK, hi - i0). */
+static LLVMValueRef block_rows(Body *B, LLVMValueRef i0, LLVMValueRef hi, const char *name) {
+  Cg *g = B->g;
+  LLVMValueRef left = LLVMBuildNSWSub(g->b, hi, i0, "");
+  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSGT, left, i64c(g, ROWS_BLOCK), "");
+  return LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, name);
+}
+
 /* The group's loop over blocks of rows [lo, hi). With R->lag the last
  * pass L runs a block behind, in the same loop body as pass L - 1 of the
  * block after (when that block is whole), and once more after the last
@@ -228,9 +236,7 @@ static void emit_blocks(Body *B, Rows *R, LLVMValueRef lo, LLVMValueRef hi) {
   LLVMValueRef i0 = LLVMBuildNSWMul(g->b, b, i64c(g, ROWS_BLOCK), from0 ? "i0" : "");
   if (!from0)
     i0 = LLVMBuildNSWAdd(g->b, lo, i0, "i0");
-  LLVMValueRef left = LLVMBuildNSWSub(g->b, hi, i0, "");
-  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSGT, left, i64c(g, ROWS_BLOCK), "");
-  LLVMValueRef cnt = LLVMBuildSelect(g->b, full, i64c(g, ROWS_BLOCK), left, "rows");
+  LLVMValueRef cnt = block_rows(B, i0, hi, "rows");
   LLVMValueRef k = cg_dim(B, R->space->dim[1]);
   B->rows_i0 = i0;
   if (!R->lag) {
@@ -269,11 +275,7 @@ static void emit_blocks(Body *B, Rows *R, LLVMValueRef lo, LLVMValueRef hi) {
     LLVMBuildBr(g->b, joined);
     LLVMPositionBuilderAtEnd(g->b, apart);
     join = when(B, behind, "rows.behind.alone");
-    LLVMValueRef left_behind = LLVMBuildNSWSub(g->b, hi, i0_behind, "");
-    LLVMValueRef cnt_behind = LLVMBuildSelect(
-        g->b, LLVMBuildICmp(g->b, LLVMIntSGT, left_behind, i64c(g, ROWS_BLOCK), ""),
-        i64c(g, ROWS_BLOCK), left_behind, "rows.behind");
-    emit_pass(B, R, &(PassAt){last, i0_behind, true}, 1, cnt_behind, k);
+    emit_pass(B, R, &(PassAt){last, i0_behind, true}, 1, block_rows(B, i0_behind, hi, "rows.behind"), k);
     end_when(B, join);
     join = when(B, have, "rows.block.alone");
     emit_pass(B, R, &(PassAt){last - 1, i0, false}, 1, cnt, k);
