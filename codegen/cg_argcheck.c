@@ -49,7 +49,7 @@ static const Type *arg_type(const Function *f, int a) {
   return a >= f->nparams ? &f->results[a - f->nparams]->type : &f->params[a]->type;
 }
 
-/* Bits of a bit length: the least b with v < 2^b. */
+/* The bit length of v: the least b with v < 2^b. */
 static int bit_length(uint64_t v) {
   int b = 0;
   while (b < 64 && v >> b)

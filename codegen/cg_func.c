@@ -354,7 +354,8 @@ static void loop_nest(Body *B, const Type *t, int from, int to, Idx *x, LoopBody
      * bound by 16: its masked iteration is then straight-line code */
     LLVMBuilderRef b = B->g->b;
     LLVMValueRef left = LLVMBuildNSWSub(b, n, whole, "left"), most = i64c(B->g, 16);
-    LLVMValueRef k = loop_open(B, LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, left, most, ""), left, most, ""), &L);
+    LLVMValueRef few = LLVMBuildICmp(b, LLVMIntULT, left, most, "");
+    LLVMValueRef k = loop_open(B, LLVMBuildSelect(b, few, left, most, ""), &L);
     L.short_trip = true;
     x->i[from] = LLVMBuildNSWAdd(b, whole, k, "");
     body(B, x, ctx);
