@@ -82,6 +82,77 @@ static LLVMValueRef arg_data(Cg *g, LLVMValueRef fn, int k, bool wide) {
   return loads[1];
 }
 
+
+/* The temporaries' block. One of at most STACK_TEMPS bytes (a call on a
+ * 10 x 20 matrix) is in the function's frame -- just its size when that is
+ * a literal, else room for the most, chosen at each call -- rather than in
+ * the thread's workspace: no call into the runtime to take the block and
+ * give it back, and LLVM sees memory no argument can alias (bench W5:
+ * 127 -> 123.5 ns a call). A larger block comes from the workspace, and
+ * its failure is the call's. */
+enum { STACK_TEMPS = 4096 };
+
+static LLVMValueRef acquire_temps(Body *B, LLVMValueRef total) {
+  Cg *g = B->g;
+  LLVMValueRef fits = LLVMBuildICmp(g->b, LLVMIntULE, total, i64c(g, STACK_TEMPS), "");
+  bool never = LLVMIsAConstantInt(fits) && !LLVMConstIntGetZExtValue(fits);
+  bool always = LLVMIsAConstantInt(fits) && LLVMConstIntGetZExtValue(fits);
+  B->stack_temps = NULL;
+  if (!never) {
+    unsigned room = always ? (unsigned)LLVMConstIntGetZExtValue(total) : STACK_TEMPS;
+    B->stack_temps = cg_alloca_at(g, B->entry, LLVMArrayType(g->i8, room ? room : 1), "temps.stack");
+    LLVMSetAlignment(B->stack_temps, 64);
+    if (always)
+      return B->stack_temps;
+  }
+  /* (blocks in the order they run, for -O0's readers) */
+  LLVMBasicBlockRef stack = LLVMGetInsertBlock(g->b), heap = stack;
+  if (!never)
+    heap = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "temps.heap");
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "nomem");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "run");
+  if (!never) {
+    LLVMBuildCondBr(g->b, fits, ok, heap);
+    LLVMPositionBuilderAtEnd(g->b, heap);
+  }
+  LLVMTypeRef fty;
+  LLVMValueRef acquire = cg_rt(g, RT_ws_acquire, &fty);
+  LLVMValueRef p = LLVMBuildCall2(g->b, fty, acquire, &total, 1, "temps");
+  LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), fail, ok);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  LLVMValueRef failed = cg_rt(g, RT_alloc_failed, &fty);
+  LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, B->f->name, "fname"), total};
+  LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+  if (never)
+    return p;
+  LLVMValueRef base = LLVMBuildPhi(g->b, g->ptr, "temps.base");
+  LLVMValueRef in[2] = {B->stack_temps, p};
+  LLVMBasicBlockRef from[2] = {stack, heap};
+  LLVMAddIncoming(base, in, from, 2);
+  return base;
+}
+
+/* The workspace back, unless the temporaries were in the frame. */
+void cg_release_temps(Body *B) {
+  Cg *g = B->g;
+  if (!B->temps || B->temps == B->stack_temps)
+    return;
+  LLVMTypeRef fty;
+  LLVMValueRef release = cg_rt(g, RT_ws_release, &fty);
+  if (!B->stack_temps) {
+    LLVMBuildCall2(g->b, fty, release, &B->temps, 1, "");
+    return;
+  }
+  LLVMBasicBlockRef heap = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "temps.release");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "temps.released");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, B->temps, B->stack_temps, ""), done, heap);
+  LLVMPositionBuilderAtEnd(g->b, heap);
+  LLVMBuildCall2(g->b, fty, release, &B->temps, 1, "");
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide) {
   int nptr = f->nparams + f->nresults, ndata = wide ? 1 : nptr;
   LLVMTypeRef *pt = xmalloc(sizeof(LLVMTypeRef) * (size_t)(ndata + nsyms + 1));
@@ -184,19 +255,8 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     any_temp = true;
   }
   LLVMValueRef base = NULL;
-  LLVMTypeRef fty;
   if (any_temp) {
-    LLVMValueRef alloc = cg_rt(g, RT_ws_acquire, &fty);
-    base = LLVMBuildCall2(g->b, fty, alloc, &total, 1, "temps");
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->ctx, fn, "nomem");
-    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "run");
-    LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, base, ""), fail, ok);
-    LLVMPositionBuilderAtEnd(g->b, fail);
-    LLVMValueRef failed = cg_rt(g, RT_alloc_failed, &fty);
-    const char *public_name = f->name;
-    LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, public_name, "fname"), total};
-    LLVMBuildRet(g->b, LLVMBuildCall2(g->b, fty, failed, args, 2, ""));
-    LLVMPositionBuilderAtEnd(g->b, ok);
+    base = acquire_temps(&B, total);
     for (Inst *i = f->first; i; i = ir_walk_next(i)) {
       Slot *s = cg_slot(&B, i);
       if (s->temp >= 0)
@@ -222,10 +282,7 @@ LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int 
     cg_fill_nest(&B, v, out);
   }
   cg_region_finish(&B);
-  if (base) {
-    LLVMValueRef fr = cg_rt(g, RT_ws_release, &fty);
-    LLVMBuildCall2(g->b, fty, fr, &base, 1, "");
-  }
+  cg_release_temps(&B);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 0, 0));
   cg_region_free(&B);
   cg_plan_free(&B);

@@ -503,11 +503,7 @@ LLVMValueRef cg_block_alloca(Body *B, LLVMTypeRef elem, int64_t n) {
 void cg_fail_exit(Body *B, LLVMValueRef code) {
   Cg *g = B->g;
   cg_region_finish(B);
-  if (B->temps) {
-    LLVMTypeRef fty;
-    LLVMValueRef fr = cg_rt(g, RT_ws_release, &fty);
-    LLVMBuildCall2(g->b, fty, fr, &B->temps, 1, "");
-  }
+  cg_release_temps(B);
   LLVMBuildRet(g->b, code);
 }
 

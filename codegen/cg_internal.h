@@ -116,6 +116,7 @@ typedef struct Body {
   Slot *pslot;         /* by parameter index */
   RegionCg **rg;       /* by Inst.id: loops and branches (cg_region.c) */
   LLVMValueRef temps;  /* the temporaries' memory, NULL if none */
+  LLVMValueRef stack_temps; /* the frame's room for them (cg_body.c), or NULL */
   Par *par;            /* the parallel loop being generated, or NULL */
   bool has_regions;    /* f has loops or branches */
   int region_depth;    /* loops and branches around the code being emitted */
@@ -260,6 +261,7 @@ LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in me
  * frees the loop tapes, hands the temporaries back, returns code. Emitted
  * at each failure site, so that cg_split.c can still cut the body. */
 void cg_fail_exit(Body *B, LLVMValueRef code);
+void cg_release_temps(Body *B); /* at every return, after acquire_temps (cg_body.c) */
 
 /* ---- cg_region.c: for, while, if, unloop ---- */
 void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and results */
