@@ -339,6 +339,9 @@ LLVMValueRef cg_combine(Cg *g, Op op, LLVMValueRef acc, LLVMValueRef x);
 /* ---- cg_matmul.c ---- */
 /* out (+)= v's product (accumulate: add to what out holds). */
 void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate);
+/* A matrix-vector product with at most this many elements of the matrix
+ * runs inline, without the runtime's GEMM (cg_matmul.c emit_small_gemv). */
+enum { CG_SMALL_GEMV = 4096 };
 /* A transpose swapping only the last two axes: GEMM reads it in place. */
 bool cg_swaps_last2(const Inst *x);
 /* x * y, a term of product v's sums (scalars or vectors alike): for

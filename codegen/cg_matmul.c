@@ -411,7 +411,7 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
 }
 
 /* A matrix-vector product M @ v (M [m, k] in memory as it is) of at most
- * SMALL_GEMV elements of M, inline. The runtime's call, dispatch and
+ * CG_SMALL_GEMV elements of M, inline. The runtime's call, dispatch and
  * set-up were 50 ns of a 170 ns call at 10 x 20 (bench W5: 167 -> 133 ns
  * inline); above this size its kernel (several rows per pass, threads) is
  * worth its set-up.
@@ -432,7 +432,7 @@ static void emit_batched_matmul(Body *B, const Inst *v, LLVMValueRef out, bool a
  * for its missing ones was slower still (bench W5: 147 -> 165 ns).
  * Measured at one thread against the loop by rows: 16 x 20 50 -> 32 ns,
  * 100 x 40 290 -> 198. */
-enum { SMALL_GEMV = 4096, GEMV_BYTES = 64 };
+enum { GEMV_BYTES = 64 };
 
 static LLVMValueRef lane_consts(Cg *g, const int *idx, int n) {
   LLVMValueRef c[2 * GEMV_BYTES];
@@ -628,7 +628,7 @@ void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate) {
     call_gemm(B, v, ta, tb, m, n, k, a, lda, b, ldb, out, acc);
     return;
   }
-  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLE, cg_mul64(g, m, k), i64c(g, SMALL_GEMV), "");
+  LLVMValueRef small = LLVMBuildICmp(g->b, LLVMIntSLE, cg_mul64(g, m, k), i64c(g, CG_SMALL_GEMV), "");
   if (LLVMIsAConstantInt(small)) {
     if (LLVMConstIntGetZExtValue(small))
       emit_small_gemv(B, v, a, b, m, k, out, accumulate);
