@@ -13,7 +13,7 @@
  *   cg_abi.c       the C entry point: argument checks, the call of the body
  *   cg_argcheck.c  the argument checks inline
  * A function body (docs/internals.md, "The kernel plan"):
- *   cg_body.c      the frame: the plan, the workspace block, the results
+ *   cg_body.c      the frame: the plan, the temporaries' block, the results
  *   cg_memory.c    which values get memory of their own
  *   cg_plan.c      the kernel plan: the table of strategies over every block
  *   cg_temps.c     where temporaries live: the workspace block (liveness),

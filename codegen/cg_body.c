@@ -1,9 +1,9 @@
 /* A function body's frame (cg_body): the LLVM function with its
  * arguments, the check that every shape fits, the kernel plan (cg_plan.c),
- * the temporaries and the room kernels reserve taken from the thread's
- * workspace in one block, then the kernels in program order
- * (cg_emit_block, cg_func.c) and the results copied to the caller's
- * buffers where they were not computed there. */
+ * the temporaries and the room kernels reserve in one block (in the
+ * frame when small, else from the thread's workspace), then the kernels
+ * in program order (cg_emit_block, cg_func.c) and the results copied to
+ * the caller's buffers where they were not computed there. */
 #include <string.h>
 
 #include "cg_internal.h"
@@ -81,7 +81,6 @@ static LLVMValueRef arg_data(Cg *g, LLVMValueRef fn, int k, bool wide) {
     LLVMSetMetadata(loads[j], kind, LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, NULL, 0)));
   return loads[1];
 }
-
 
 /* The temporaries' block. One of at most STACK_TEMPS bytes (a call on a
  * 10 x 20 matrix) is in the function's frame -- just its size when that is

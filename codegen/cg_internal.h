@@ -169,6 +169,9 @@ enum { CG_WIDE_ARGS = 64 };
 typedef enum { CG_MD_FIXED } CgMd;
 unsigned cg_md_kind(LLVMContextRef ctx, CgMd md);
 LLVMValueRef cg_body(Cg *g, Function *f, const char *name, const int *syms, int nsyms, bool wide);
+/* At each return: the temporaries' block back to the workspace, unless it
+ * is room in the frame. */
+void cg_release_temps(Body *B);
 
 /* ---- cg_plan.c: the kernel plan ----
  * A kernel is one unit of the generated code: a loop nest, a group of
@@ -261,7 +264,6 @@ LLVMValueRef cg_bytes(Body *B, const Type *t);                 /* i64 size in me
  * frees the loop tapes, hands the temporaries back, returns code. Emitted
  * at each failure site, so that cg_split.c can still cut the body. */
 void cg_fail_exit(Body *B, LLVMValueRef code);
-void cg_release_temps(Body *B); /* at every return, after acquire_temps (cg_body.c) */
 
 /* ---- cg_region.c: for, while, if, unloop ---- */
 void cg_region_plan(Body *B, Inst *op);    /* memory of its arguments and results */
