@@ -41,8 +41,8 @@
  *   cg_scan.c      cumsum, rcumsum, prod_others and concat along one axis
  *   cg_update.c    update and update_add (indexed assignment)
  *   cg_matmul.c    matrix products: calls to the runtime's GEMM, small
- *                  matrix-vector products by rows in lanes, small literal
- *                  ones written out
+ *                  matrix-vector products by rows in lanes (a small pair's
+ *                  blocks too), small literal ones written out
  *   cg_ctor.c      argmax/argmin, random numbers
  *   cg_data.c      operations that can fail (division, indexing); gathers by
  *                  known positions

@@ -29,6 +29,9 @@
  * A lone product (no adjoint: a forward function, adj and g NULL) runs
  * the same blocks with the loop group that first reads it (try_lone).
  *
+ * Over a small M (small_known) the blocks' two products are inline code
+ * (cg_matmul.c) instead of the runtime's row kernels.
+ *
  * Taken in bodies without loops or branches, when z is not read before
  * the group and the adjoint product starts no sum of products (acc_into).
  *
@@ -353,30 +356,120 @@ void cg_pair_chunk_begin(Body *B, CgPair *p, LLVMValueRef chunk) {
                   (unsigned)cg_elem_size(p->adj->type.dtype));
 }
 
+/* Is M small, at most CG_SMALL_GEMV elements, with rows other than one
+ * vector long? Then a block's products run inline (cg_gemv_inline,
+ * cg_gemv_acc_inline): the runtime's row kernels, built for W2's million
+ * rows, spent 120 of the 198 ns of a 10 x 20 logistic regression's
+ * gradient in their calls and set-up. The logistic regression's gradient
+ * at one thread, runtime -> inline: 10 x 20 195 -> 117 ns, 200 x 20
+ * 1787 -> 825, 64 x 32 408 -> 264, 16 x 100 357 -> 277; but rows of
+ * exactly one vector (16 f32 columns) have the runtime's own kernels
+ * (W2's), faster than these: 32 x 16 121 -> 128, 256 x 16 559 -> 658.
+ * 1 or 0 when M's sizes say so at compile time, -1 when the call decides. */
+static int small_known(const CgPair *p) {
+  const Type *t = &p->mat->type;
+  int64_t vec = 64 / cg_elem_size(t->dtype);
+  if (t->dim[1].sym < 0 && t->dim[1].size == vec)
+    return 0;
+  int64_t numel = ir_static_numel(t);
+  if (numel >= 0)
+    return numel <= CG_SMALL_GEMV;
+  for (int k = 0; k < 2; k++)
+    if (t->dim[k].sym < 0 && t->dim[k].size > CG_SMALL_GEMV)
+      return 0;
+  return -1;
+}
+
+static LLVMValueRef small_matrix(Body *B, CgPair *p) {
+  Cg *g = B->g;
+  int known = small_known(p);
+  if (known >= 0)
+    return LLVMConstInt(g->i1, (unsigned long long)known, 0);
+  LLVMValueRef n = dim(B, p->mat, 0), d = dim(B, p->mat, 1);
+  /* (n <= limit and d <= limit first: their product cannot overflow) */
+  LLVMValueRef lim = i64c(g, CG_SMALL_GEMV);
+  LLVMValueRef each = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntSLE, n, lim, ""),
+                                   LLVMBuildICmp(g->b, LLVMIntSLE, d, lim, ""), "");
+  LLVMValueRef prod = LLVMBuildICmp(g->b, LLVMIntSLE, cg_mul64(g, n, d), lim, "");
+  LLVMValueRef vec = i64c(g, 64 / cg_elem_size(p->mat->type.dtype));
+  LLVMValueRef other = LLVMBuildICmp(g->b, LLVMIntNE, d, vec, "");
+  return LLVMBuildAnd(g->b, LLVMBuildAnd(g->b, each, prod, ""), other, "small");
+}
+
+/* A block's operands: its rows of M, their count, z (forward) or g and
+ * the chunk's partial (adjoint). */
+typedef struct BlockArgs {
+  DType dt;
+  LLVMValueRef rows, d, m, vec, out;
+} BlockArgs;
+
+typedef void PairPart(Body *B, CgPair *p, const BlockArgs *a, bool inline_);
+
+/* part inline when M is small, else through the runtime: one of them when
+ * that is known at compile time, both behind a test otherwise (the
+ * operands computed before it, once). */
+static void either_way(Body *B, CgPair *p, const BlockArgs *a, PairPart *part) {
+  Cg *g = B->g;
+  LLVMValueRef small = small_matrix(B, p);
+  if (LLVMIsAConstantInt(small)) {
+    part(B, p, a, LLVMConstIntGetZExtValue(small) != 0);
+    return;
+  }
+  LLVMBasicBlockRef inl = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "pair.inline");
+  LLVMBasicBlockRef rt = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "pair.call");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, B->fn, "pair.done");
+  LLVMBuildCondBr(g->b, small, inl, rt);
+  LLVMPositionBuilderAtEnd(g->b, inl);
+  part(B, p, a, true);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, rt);
+  part(B, p, a, false);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+static void forward_part(Body *B, CgPair *p, const BlockArgs *a, bool inline_) {
+  Cg *g = B->g;
+  if (inline_) {
+    cg_gemv_inline(B, a->dt, a->m, a->vec, a->rows, a->d, a->out);
+    return;
+  }
+  LLVMValueRef args[7] = {a->rows, a->d, a->m, a->d, a->vec, a->out, LLVMConstInt(g->i32, p->adj != NULL, 0)};
+  call(B, a->dt == DT_F64 ? RT_gemv_rows_f64 : RT_gemv_rows_f32, args, 7);
+}
+
 void cg_pair_forward(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows) {
   Cg *g = B->g;
-  DType dt = p->fwd->type.dtype;
-  LLVMValueRef d = dim(B, p->mat, 1);
-  LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
-  B->pair_i0 = i0;
+  BlockArgs a = {.dt = p->fwd->type.dtype, .rows = rows, .d = dim(B, p->mat, 1)};
+  a.m = at(B, a.dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, a.d, ""));
+  a.vec = buf_of(B, p->vec);
   Slot *zs = cg_slot(B, p->fwd);
-  LLVMValueRef z = zs->pairbuf ? zs->pairbuf : at(B, dt, buf_of(B, p->fwd), i0);
-  LLVMValueRef args[7] = {rows, d, m, d, buf_of(B, p->vec), z, LLVMConstInt(g->i32, p->adj != NULL, 0)};
-  call(B, dt == DT_F64 ? RT_gemv_rows_f64 : RT_gemv_rows_f32, args, 7);
+  a.out = zs->pairbuf ? zs->pairbuf : at(B, a.dt, buf_of(B, p->fwd), i0);
+  B->pair_i0 = i0;
+  either_way(B, p, &a, forward_part);
+}
+
+static void adjoint_part(Body *B, CgPair *p, const BlockArgs *a, bool inline_) {
+  Cg *g = B->g;
+  bool zero_rule = p->adj->op == OP_matmulz;
+  if (inline_) {
+    cg_gemv_acc_inline(B, a->dt, a->vec, a->m, a->rows, a->d, a->out, zero_rule);
+    return;
+  }
+  LLVMValueRef args[7] = {a->rows, a->d, a->vec, a->m, a->d, a->out, LLVMConstInt(g->i32, zero_rule, 0)};
+  call(B, a->dt == DT_F64 ? RT_gemv_acc_f64 : RT_gemv_acc_f32, args, 7);
 }
 
 void cg_pair_adjoint(Body *B, CgPair *p, LLVMValueRef i0, LLVMValueRef rows, LLVMValueRef chunk) {
   if (!p->adj)
     return;
   Cg *g = B->g;
-  DType dt = p->adj->type.dtype;
-  LLVMValueRef d = dim(B, p->mat, 1);
-  LLVMValueRef m = at(B, dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, d, ""));
+  BlockArgs a = {.dt = p->adj->type.dtype, .rows = rows, .d = dim(B, p->mat, 1)};
+  a.m = at(B, a.dt, buf_of(B, p->mat), LLVMBuildNSWMul(g->b, i0, a.d, ""));
   Slot *gs = cg_slot(B, p->g);
-  LLVMValueRef gv = gs->pairbuf ? gs->pairbuf : at(B, dt, buf_of(B, p->g), i0);
-  LLVMValueRef args[7] = {rows, d, gv, m, d, partial(B, p, chunk),
-                          LLVMConstInt(g->i32, p->adj->op == OP_matmulz, 0)};
-  call(B, dt == DT_F64 ? RT_gemv_acc_f64 : RT_gemv_acc_f32, args, 7);
+  a.vec = gs->pairbuf ? gs->pairbuf : at(B, a.dt, buf_of(B, p->g), i0);
+  a.out = partial(B, p, chunk);
+  either_way(B, p, &a, adjoint_part);
 }
 
 void cg_pair_group_end(Body *B, CgPair *p) {
@@ -489,8 +582,9 @@ static void pair_emit(Body *B, CgKernel *k) {
 
 static const char *const pair_roles[] = {"elem", "sum", "fwd", "adj"};
 
-/* "gemv-pair [n, d], pool: %z = %M @ %v by blocks of rows, then: ...,
- * adjoint %a in chunk partials" */
+/* "gemv-pair [n, d], pool: per block of rows (products inline if M is
+ * small) %z = %M @ %v scratch, then ..., then the rows of %M weighted by
+ * %g into chunk partials" */
 static void pair_describe(Body *B, const CgKernel *k, FILE *out) {
   CgPair *p = pair_of_kernel(B, k);
   if (k->head == p->adj) {
@@ -499,7 +593,9 @@ static void pair_describe(Body *B, const CgKernel *k, FILE *out) {
   }
   fputs("gemv-pair", out);
   cg_plan_shape(B, &p->mat->type, out);
-  fprintf(out, ", pool: per block of rows %%%d = ", p->fwd->id);
+  int small = small_known(p);
+  fprintf(out, ", pool: per block of rows%s %%%d = ",
+          small > 0 ? " (products inline)" : small < 0 ? " (products inline if M is small)" : "", p->fwd->id);
   cg_plan_value(p->mat, out);
   fputs(" @ ", out);
   cg_plan_value(p->vec, out);

@@ -344,6 +344,16 @@ void cg_emit_matmul(Body *B, const Inst *v, LLVMValueRef out, bool accumulate);
 /* A matrix-vector product with at most this many elements of the matrix
  * runs inline, without the runtime's GEMM (cg_matmul.c emit_small_gemv). */
 enum { CG_SMALL_GEMV = 4096 };
+/* out[0, m) = a [m, k] (rows back to back) @ b [k], inline, each element as
+ * cg_emit_matmul computes it for such a small product (a fused pair's
+ * blocks of a small matrix, cg_gemvpair.c). */
+void cg_gemv_inline(Body *B, DType dt, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m, LLVMValueRef k,
+                    LLVMValueRef out);
+/* out[0, k) += w[0, m) @ a [m, k], inline: each vector of columns summed
+ * over the rows in registers; with the zero rule (matmulz) a term with a
+ * factor 0 adds nothing, even where the other is inf or NaN. */
+void cg_gemv_acc_inline(Body *B, DType dt, LLVMValueRef w, LLVMValueRef a, LLVMValueRef m, LLVMValueRef k,
+                        LLVMValueRef out, bool zero_rule);
 /* A transpose swapping only the last two axes: GEMM reads it in place. */
 bool cg_swaps_last2(const Inst *x);
 /* x * y, a term of product v's sums (scalars or vectors alike): for

@@ -100,6 +100,32 @@ int main(int argc, char **argv) {
     CHECK_GRAD(&d_x, fd, 1e-6);
   }
 
+  /* expsum: row 0 of x is (1000, 0, ..., 0) and w[0] = 1, so g[0] =
+   * exp(1000) = inf: d_w[0] is inf, and every other d_w[j] is the other
+   * rows' terms alone (inf * 0 adds nothing), computed here (no rows:
+   * all 0) */
+  if (D > 0) {
+    sg_tensor we = SGT_TENSOR(SG_F64, D), xe = SGT_TENSOR(SG_F64, N, D), d_we = SGT_TENSOR(SG_F64, D);
+    sgt_copy(&we, &w);
+    sgt_copy(&xe, &x);
+    sgt_set(&we, 0, 1);
+    for (int64_t j = 0; j < D && N > 0; j++)
+      sgt_set(&xe, j, j == 0 ? 1000 : 0);
+    CHECK_EQ_INT(expsum_grad(&we, &xe, &out, &d_we), SG_OK);
+    CHECK_CLOSE(sgt_get(&d_we, 0), N > 0 ? INFINITY : 0, 0);
+    for (int64_t j = 1; j < D; j++) {
+      double want_j = 0;
+      for (int64_t i = 1; i < N; i++) {
+        double z = 0;
+        for (int64_t k = 0; k < D; k++)
+          z += sgt_get(&xe, i * D + k) * sgt_get(&we, k);
+        want_j += exp(z) * sgt_get(&xe, i * D + j);
+      }
+      CHECK_CLOSE(sgt_get(&d_we, j), want_j, 1e-12);
+    }
+    printf("ok: expsum d_w with an infinite weight\n");
+  }
+
   /* masked: d_w against differences with finite x, then with inf and NaN
    * in masked-out rows: d_w must not change at all */
   sg_tensor d_wm = SGT_TENSOR(SG_F64, D), d_wm2 = SGT_TENSOR(SG_F64, D);
