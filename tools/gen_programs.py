@@ -40,7 +40,10 @@ What a program contains:
     (= += -= *=, with positions, slices and tensor indices), `for` with
     literal, symbolic and data-dependent bounds, `while` with a counter
     that bounds it and a data-dependent condition, `if`/`else if`/`else`;
-    nested: loops in loops, branches in loops, calls and grad in loops.
+    nested: loops in loops, branches in loops, calls and grad in loops;
+  * now and then an export that is only a loss of x @ w (feature "pairs",
+    Gen.pair_export): in a body without loops or branches the product and
+    its adjoint form codegen's fused matrix-vector pair.
 
 With `smooth=True` (the "fd" mode) a program is safe to check against
 central differences: every float is f64; ops with kinks or jumps (abs, relu,
@@ -687,7 +690,41 @@ class Gen:
                     self.late.random() < 0.3):
                 h.rules = ("vjp", "jvp")
                 self.used.add("custom_rules")
+        if self.on("pairs") and self.late.random() < 0.25:
+            funcs.append(self.pair_export("f%d" % nexp))
         return Program(funcs, self.smooth, self.used)
+
+    # Losses of z = x @ w ({0}) and y ({1}), smooth, for pair_export.
+    PAIR_LOSSES = ["softplus({0}) - {1} * {0}", "square({0} - {1})", "tanh({0}) * {1}",
+                   "log1p(square({0})) * {1}", "sigmoid({0}) + {1} * {0}"]
+
+    def pair_export(self, name):
+        """An export that is a loss of x @ w and nothing else: a matrix-
+        vector product and its adjoint (d_w = x^T g, g computed over the
+        rows of z) form a fused pair (codegen/cg_gemvpair.c) only in a
+        body without loops or branches, which the statements above seldom
+        give. x is differentiated half the time (d_x reads g too); its
+        rows are the sizes' values, so small pairs take the inline
+        products, 16 f32 or 8 f64 columns the runtime's. Drawn from
+        self.late, after everything else: the other functions of a seed
+        stay what they were."""
+        r = self.late
+        dtype = "f64" if self.smooth or r.random() < 0.5 else "f32"
+        n, d = r.choice(SYMS), r.choice(SYMS + LITS)
+        x = Param("p0", Ty(dtype, (n, d)), r.random() < 0.5)
+        w = Param("p1", Ty(dtype, (d,)), False)
+        y = Param("p2", Ty(dtype, (n,)), True)
+        fn = Fn(name, True, [x, w, y], [Ty(dtype)])
+        z = Ty(dtype, (n,))
+        xe = E("name", [], x.ty, not x.const, text="p0")
+        we = E("name", [], w.ty, True, text="p1")
+        loss = E("template", [E("name", [], z, True, text="t0"), E("name", [], y.ty, False, text="p2")],
+                 z, True, fmt=r.choice(self.PAIR_LOSSES))
+        fn.body = [S("let", names=["t0"], ty=z, e=E("matmul", [xe, we], z, True)),
+                   S("return", es=[E("reduce", [loss], Ty(dtype), True, f=r.choice(["sum", "mean"]),
+                                     axis=None)])]
+        self.used.add("pairs")
+        return fn
 
     def signature(self, name, exported):
         dtype = "f64" if self.smooth or self.chance(0.5) else "f32"
