@@ -393,8 +393,9 @@ static LLVMValueRef log_core_base(const Ctx *c, LLVMValueRef x, int mode, int ba
          * exact, and float(ln2) = 0.693147182464599609375 is within 2.8e-9
          * relative of ln2 (0.05 ulp), so no hi/lo split is needed; without
          * an FMA it rounds once more. */
-        LLVMValueRef pm = fma_(c, poly(c, f, log_p_f32, 9), f, cf(c, -0.5));
-        LLVMValueRef L = fma_(c, fmul_(c, f, f), pm, f);
+        LLVMValueRef f2 = fmul_(c, f, f);
+        LLVMValueRef pm = fma_(c, poly_even_odd(c, f, f2, log_p_f32, 9), f, cf(c, -0.5));
+        LLVMValueRef L = fma_(c, f2, pm, f);
         y = base != CGM_LN ? log_other_base(c, ef, L, base)
                            : fma_(c, ef, cf(c, 0.693147182464599609375), L);
     }

@@ -166,6 +166,21 @@ static inline LLVMValueRef poly(const Ctx *c, LLVMValueRef t, const double *coef
 {
     return poly_s(c, t, coef, n, 0);
 }
+/* The same polynomial as E(t^2) + t O(t^2), its even and odd halves by
+ * Horner side by side (t2 = t*t): as many fmuladds, half as deep a chain
+ * of them, for where the latency shows (a scalar log at the end of a
+ * loss). */
+static inline LLVMValueRef poly_even_odd(const Ctx *c, LLVMValueRef t, LLVMValueRef t2,
+                                         const double *coef, int n)
+{
+    int ne = (n + 1) / 2, no = n / 2;
+    LLVMValueRef e = cf(c, coef[2 * (ne - 1)]), o = cf(c, coef[2 * no - 1]);
+    for (int i = ne - 2; i >= 0; i--)
+        e = fma_(c, e, t2, cf(c, coef[2 * i]));
+    for (int i = no - 2; i >= 0; i--)
+        o = fma_(c, o, t2, cf(c, coef[2 * i + 1]));
+    return fma_(c, o, t, e);
+}
 
 /* Clamp to [lo, hi] with selects: unlike minnum/maxnum a NaN passes through
  * unchanged (both compares are false for NaN); on x86 each select is one
